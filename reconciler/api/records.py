@@ -1,0 +1,126 @@
+"""Typed records the client returns, one per kind of API answer.
+
+Records use manifest flag keys (``reconciler.api.spec``) for permission and notification
+flags, so the engine never sees the API's camel case. Optional fields the site may leave out
+are ``None`` rather than missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRef:
+    """A workspace as it appears inside another answer (``userInfo.workspaces``)."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class UserSummary:
+    """An entry of ``user_list``."""
+
+    id: int
+    username: str
+    email: str
+    first_name: str | None = None
+    last_name: str | None = None
+    admin: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """The answer of ``user_info``."""
+
+    id: int
+    username: str
+    email: str
+    first_name: str | None
+    last_name: str | None
+    admin: bool
+    permissions: frozenset[str]  # base-level permission flags that are on
+    notifications: frozenset[str]  # base-level notification flags that are on
+    workspaces: tuple[WorkspaceRef, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LocationEntry:
+    """An entry of ``users_location_access``: a user (``is_group`` False) or a user group."""
+
+    id: int
+    name: str  # the ``username`` field; for a group, the group's name
+    email: str | None
+    is_group: bool
+    admin: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LocationPermissions:
+    """The answer of ``user_permissions_location``; flags are ``None`` for an administrator."""
+
+    user_id: int
+    admin: bool | None
+    flags: dict[str, bool | None]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceEntry:
+    """An entry of ``workspace_list``."""
+
+    id: int
+    name: str
+    path: str
+    listed: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceMember:
+    """A user joined to a workspace, as ``workspace_info`` lists it."""
+
+    id: int
+    username: str | None
+    email: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceInfo:
+    """The answer of ``workspace_info``.
+
+    The API reports the override flags but not whether each override is switched on, nor
+    ``root_access``: the engine records those itself.
+    """
+
+    id: int
+    name: str
+    path: str
+    users: tuple[WorkspaceMember, ...]
+    permissions: frozenset[str]  # override permission flags reported as 1
+    notifications: frozenset[str]  # override notification flags reported as 1
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceSettings:
+    """Everything ``workspace_add`` sets besides the names; shared by every name in one call."""
+
+    root_access: bool = True
+    user_ids: tuple[int, ...] = ()
+    permissions: frozenset[str] | None = None  # None: override off
+    notifications: frozenset[str] | None = None  # None: override off
+
+
+@dataclass(frozen=True, slots=True)
+class GroupCreated:
+    """The answer of ``user_group_add``."""
+
+    id: int
+    member_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipChange:
+    """The answer of add/remove_to/from_user_group and add/remove_to/from_workspace."""
+
+    user_id: int
+    target_ids: tuple[int, ...]  # group IDs or workspace IDs

@@ -1,0 +1,143 @@
+"""The plain data the reconciler reasons about: the desired site and the live site.
+
+Both sides use the same vocabulary so that ``diff`` can compare them without translation:
+permission and notification overrides are ``frozenset``\\s of manifest flag keys (see
+``reconciler.api.spec``), or ``None`` when the workspace has no override. Nothing here does
+I/O; every class is frozen so a model can be shared between tasks without copying.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Overrides = frozenset[str] | None
+"""Flags switched on by a workspace override; ``None`` means the override is off."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where something was written: used in every message that points at the manifest."""
+
+    file: str
+    line: int | None = None  # 1-based
+    column: int | None = None  # 1-based
+    path: str = ""  # path inside the document, e.g. "workspaces[3].permissions"
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where} ({self.path})" if self.path else where
+
+
+@dataclass(frozen=True, slots=True)
+class UserRef:
+    """A reference to a site user as written in the manifest: username, e-mail or numeric ID."""
+
+    text: str
+    source: Source
+
+    @property
+    def kind(self) -> Literal["id", "email", "username"]:
+        if self.text.isdigit():
+            return "id"
+        return "email" if "@" in self.text else "username"
+
+
+# --- desired side -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredWorkspace:
+    """A workspace as the manifest wants it, after defaults and teams were merged in."""
+
+    name: str
+    root_access: bool
+    users: tuple[UserRef, ...]
+    permissions: Overrides
+    notifications: Overrides
+    source: Source
+    team: str | None = None  # the team that declared it, when it came from ``teams``
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredGroup:
+    """A user group as the manifest wants it."""
+
+    name: str
+    members: tuple[UserRef, ...]
+    source: Source
+    team: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the tool may destroy, and how much at once."""
+
+    prune: bool = False
+    max_delete_fraction: float = 0.25
+    max_member_removal_fraction: float = 0.25
+    protect: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredSite:
+    """The normalised manifest: what the planner consumes."""
+
+    workspaces: tuple[DesiredWorkspace, ...]
+    groups: tuple[DesiredGroup, ...]
+    policy: Policy = field(default_factory=Policy)
+    site_url: str | None = None
+    files: tuple[str, ...] = ()  # the manifest files, in the order they were merged
+
+
+# --- live side ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LiveUser:
+    """A site user as ``user_list`` reports it."""
+
+    id: int
+    username: str
+    email: str
+    admin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LiveWorkspace:
+    """A workspace on the site.
+
+    ``users``, ``permissions`` and ``notifications`` come from ``workspace_info``; they are
+    ``None`` in ``observed`` terms when the site would not tell (see ``LiveSite.unobservable``).
+    """
+
+    id: int
+    name: str
+    path: str
+    users: frozenset[int] | None = None
+    permissions: Overrides = None
+    notifications: Overrides = None
+    details_observed: bool = False  # True when workspace_info answered for it
+
+
+@dataclass(frozen=True, slots=True)
+class LiveGroup:
+    """A user group discovered on the site (``users_location_access`` entries with uType 0)."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSite:
+    """What the reads observed, and what they could not."""
+
+    users: tuple[LiveUser, ...]
+    workspaces: tuple[LiveWorkspace, ...]
+    groups: tuple[LiveGroup, ...]
+    groups_listed: bool  # False when the site does not report groups at all
+    notes: tuple[str, ...] = ()  # plain sentences on what could not be observed
