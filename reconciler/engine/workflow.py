@@ -1,0 +1,163 @@
+"""The engine's three jobs end to end: plan, apply (a fresh or a saved plan), drift.
+
+Each function takes what it needs explicitly (a client, a state store, options) and runs the
+one-way flow: records + live read -> compare -> plan -> execute -> records.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reconciler import __version__
+from reconciler.api.client import SiteClient
+from reconciler.engine.apply import ApplyReport, Executor, Outcome
+from reconciler.engine.diff import compare
+from reconciler.engine.facts import describe_changes, fingerprints
+from reconciler.engine.journal import Journal, discard, recover
+from reconciler.engine.live import LiveReader, Progress
+from reconciler.engine.pending import settle
+from reconciler.engine.plan import Plan
+from reconciler.engine.planner import PlanContext, PlanOptions, build_plan
+from reconciler.engine.state import SiteState, StateStore
+from reconciler.engine.users import UserDirectory, resolve_references
+from reconciler.errors import ManifestError, RefusedForSafety
+from reconciler.model import DesiredSite, LiveUser, UserRef
+
+
+class UnknownUsers(ManifestError):
+    """The manifest names users the site does not have."""
+
+    def __init__(self, refs: tuple[UserRef, ...]) -> None:
+        lines = [f'{ref.source}: no user on the site is "{ref.text}"' for ref in refs]
+        super().__init__(
+            f"{len(refs)} user reference(s) match no user on the site:\n  " + "\n  ".join(lines),
+            hint="Use the username, e-mail address or numeric ID of an existing user.",
+        )
+        self.refs = refs
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """An open site: the client to reach it and the store of what the tool recorded."""
+
+    client: SiteClient
+    store: StateStore
+    progress: Progress | None = None
+
+
+def load_state(store: StateStore) -> SiteState:
+    """The records, with any journal of an interrupted apply folded in (in memory only)."""
+    state = store.load()
+    recover(store, state)
+    return state
+
+
+def _context(desired: DesiredSite, site: Site, digest: str) -> PlanContext:
+    return PlanContext(
+        site=site.store.site,
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        tool_version=__version__,
+        manifest_files=desired.files,
+        manifest_digest=digest,
+    )
+
+
+async def make_plan(
+    desired: DesiredSite,
+    site: Site,
+    state: SiteState,
+    options: PlanOptions,
+    manifest_digest: str = "",
+) -> Plan:
+    """Read the site and plan the changes that make it match ``desired``.
+
+    ``state`` is settled against the fresh read in memory; only apply saves it.
+    """
+
+    def fallback(users: tuple[LiveUser, ...]) -> set[int]:
+        ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
+        return ids | {m for ws in state.workspaces.values() for m in ws.members}
+
+    live = await LiveReader(site.client, site.progress).read(
+        [ws.name for ws in desired.workspaces], fallback
+    )
+    settle(state, live)
+    directory = UserDirectory.of(live.users)
+    resolution = resolve_references(desired, directory)
+    if resolution.unknown:
+        raise UnknownUsers(resolution.unknown)
+    comparison = compare(desired, live, state, resolution)
+    return build_plan(
+        comparison,
+        live,
+        state,
+        directory,
+        desired.policy,
+        options,
+        _context(desired, site, manifest_digest),
+    )
+
+
+def begin_apply(store: StateStore) -> SiteState:
+    """Under the apply lock: fold an interrupted apply's journal into the saved records."""
+    state = load_state(store)
+    if store.journal_file.exists():
+        store.save(state)
+        discard(store)
+    return state
+
+
+async def check_saved_plan(plan: Plan, site: Site, state: SiteState, force: bool) -> None:
+    """Refuse a saved plan made for another site, already applied, or gone stale."""
+    if plan.site != site.store.site:
+        raise RefusedForSafety(
+            f"This plan was made for {plan.site}, not for {site.store.site}.",
+            hint="Apply it to the site it was made for, or make a new plan for this site.",
+        )
+    if plan.checksum in state.applied_plans:
+        raise RefusedForSafety(
+            "This plan has already been applied; a saved plan can be applied once.",
+            hint="Make a new plan to see what, if anything, is left to change.",
+        )
+    expects = plan.data["expects"]
+    user_ids = [int(uid) for uid in expects["users"]]
+    live = await LiveReader(site.client, site.progress).read(
+        expects["workspaces"], lambda users: user_ids
+    )
+    settle(state, live)
+    now = fingerprints(live, state, expects["workspaces"], expects["groups"], user_ids)
+    changed = describe_changes(expects, now)
+    if changed:
+        raise RefusedForSafety(
+            "The plan is stale: the site changed since it was made.\n  - " + "\n  - ".join(changed),
+            hint="Make a new plan and review it.",
+        )
+    check_guards(plan, force)
+
+
+def check_guards(plan: Plan, force: bool) -> None:
+    if plan.refusals and not force:
+        raise RefusedForSafety(
+            "Apply refuses this plan: " + "; ".join(plan.refusals) + ".",
+            hint="Review the plan; if it is what you want, run apply again with --force.",
+        )
+
+
+async def execute(
+    plan: Plan,
+    site: Site,
+    state: SiteState,
+    on_progress: Callable[[Outcome], None] = lambda outcome: None,
+) -> ApplyReport:
+    """Carry out ``plan`` and save the records, whatever happens on the way."""
+    journal = Journal(site.store.journal_file)
+    try:
+        report = await Executor(site.client, state, journal, on_progress).run(plan)
+        state.applied_plans.append(plan.checksum)
+    finally:
+        journal.close()
+        site.store.save(state)
+    discard(site.store)
+    return report

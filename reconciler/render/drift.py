@@ -1,0 +1,74 @@
+"""Render a drift report as text, JSON or Markdown."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reconciler.engine.drift import CATEGORIES
+from reconciler.render.lines import Line
+from reconciler.render.markdown import trim
+from reconciler.render.text import render_lines
+
+TITLES = {
+    "missing": "Missing (declared, not on the site)",
+    "extra": "Extra (left the manifest, still on the site)",
+    "changed": "Changed (members differ)",
+    "needs_replacement": "Needs replacement (settings differ; replacement destroys all files)",
+    "unmanaged": "Unmanaged (on the site, never in the manifest; left alone)",
+    "unobservable": "Unobservable (the site does not report these facts)",
+}
+STYLES = {
+    "missing": "create",
+    "extra": "delete",
+    "changed": "change",
+    "needs_replacement": "warning",
+}
+
+
+def _entry(item: dict[str, Any]) -> str:
+    name = f'{item["kind"]} "{item["name"]}": ' if item["name"] else ""
+    return f"  {name}{item['detail']}"
+
+
+def _verdict(report: dict[str, Any]) -> str:
+    if report["in_sync"]:
+        return "In sync: the site matches the manifest."
+    counts = ", ".join(
+        f"{len(report[c])} {c.replace('_', ' ')}" for c in CATEGORIES[:4] if report[c]
+    )
+    return f"Drift: {counts}."
+
+
+def drift_lines(report: dict[str, Any]) -> list[Line]:
+    lines = [Line(f"Site: {report['site']}", "heading"), Line("")]
+    for category in CATEGORIES:
+        if report[category]:
+            lines.append(Line(f"{TITLES[category]}:", "heading"))
+            lines += [Line(_entry(item), STYLES.get(category, "dim")) for item in report[category]]
+            lines.append(Line(""))
+    lines.append(Line(_verdict(report), "heading"))
+    return lines
+
+
+def render_drift_text(report: dict[str, Any], *, color: bool = False) -> str:
+    return render_lines(drift_lines(report), color=color)
+
+
+def render_drift_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=1) + "\n"
+
+
+def render_drift_markdown(report: dict[str, Any]) -> str:
+    out = [
+        f"### site-reconciler drift report for `{report['site']}`",
+        "",
+        f"**{_verdict(report)}**",
+        "",
+    ]
+    for category in CATEGORIES:
+        items = report[category]
+        if items:
+            out += [f"<details><summary>{TITLES[category]} ({len(items)})</summary>", "", "```text"]
+            out += [_entry(item) for item in items] + ["```", "", "</details>", ""]
+    return trim("\n".join(out) + "\n")

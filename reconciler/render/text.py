@@ -1,0 +1,68 @@
+"""Render a plan for a terminal (coloured) or a log (plain), in the style of Terraform."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.text import Text
+
+from reconciler.engine.plan import Plan
+from reconciler.render.lines import (
+    Line,
+    change_lines,
+    left_alone_lines,
+    safety_lines,
+    summary_line,
+)
+
+RICH_STYLES = {
+    "create": "green",
+    "delete": "bold red",
+    "change": "yellow",
+    "replace": "bold magenta",
+    "warning": "bold yellow",
+    "heading": "bold",
+    "dim": "dim",
+    "plain": "",
+}
+
+
+def plan_lines(plan: Plan) -> list[Line]:
+    """Every line of the text view, in order."""
+    data = plan.data
+    lines = [Line(f"Site: {data['site']}", "heading"), Line("")]
+    if data["changes"]:
+        lines.append(Line("site-reconciler will make these changes:", "heading"))
+        for change in data["changes"]:
+            lines += [Line(""), *change_lines(change)]
+        lines.append(Line(""))
+    sections = (
+        ("Left alone:", left_alone_lines(data)),
+        (
+            "Could not be observed (reported, not guessed):",
+            [Line(f"  {s}", "dim") for s in data["unobservable"]],
+        ),
+        ("Warnings:", [Line(f"  {w}", "warning") for w in data["warnings"]]),
+    )
+    for heading, body in sections:
+        if body:
+            lines += [Line(heading, "heading"), *body, Line("")]
+    lines.append(Line(summary_line(data), "heading"))
+    lines += safety_lines(data)
+    return lines
+
+
+def render_lines(lines: list[Line], *, color: bool) -> str:
+    """Lines as text, with ANSI colours when ``color`` is true."""
+    if not color:
+        return "\n".join(line.text for line in lines) + "\n"
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, color_system="standard", width=10_000)
+    for line in lines:
+        console.print(Text(line.text, style=RICH_STYLES.get(line.style, "")), soft_wrap=True)
+    return buffer.getvalue()
+
+
+def render_text(plan: Plan, *, color: bool = False) -> str:
+    return render_lines(plan_lines(plan), color=color)

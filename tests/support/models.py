@@ -1,0 +1,107 @@
+"""Build model objects from the compact dicts the table-driven cases are written in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.engine.state import RecordedGroup, RecordedWorkspace, SiteState
+from reconciler.model import (
+    DesiredGroup,
+    DesiredSite,
+    DesiredWorkspace,
+    LiveGroup,
+    LiveSite,
+    LiveUser,
+    LiveWorkspace,
+    Policy,
+    Source,
+    UserRef,
+)
+
+DEFAULT_USERS = [
+    {"id": 1001, "username": "alice"},
+    {"id": 1002, "username": "bob"},
+    {"id": 1003, "username": "carol"},
+    {"id": 1004, "username": "dave"},
+    {"id": 1005, "username": "erin"},
+]
+
+
+def _flags(value: Any) -> frozenset[str] | None:
+    return None if value is None else frozenset(value)
+
+
+def _refs(values: list[Any], path: str) -> tuple[UserRef, ...]:
+    return tuple(
+        UserRef(str(v), Source("case.yaml", 1, 1, f"{path}[{i}]")) for i, v in enumerate(values)
+    )
+
+
+def desired_site(data: dict[str, Any]) -> DesiredSite:
+    workspaces = tuple(
+        DesiredWorkspace(
+            name=ws["name"],
+            root_access=ws.get("root_access", True),
+            users=_refs(ws.get("users", []), f"workspaces[{i}].users"),
+            permissions=_flags(ws.get("permissions")),
+            notifications=_flags(ws.get("notifications")),
+            source=Source("case.yaml", 1, 1, f"workspaces[{i}]"),
+        )
+        for i, ws in enumerate(data.get("workspaces", []))
+    )
+    groups = tuple(
+        DesiredGroup(g["name"], _refs(g.get("members", []), f"groups[{i}].members"), Source("case.yaml"))
+        for i, g in enumerate(data.get("groups", []))
+    )
+    policy = data.get("policy", {})
+    return DesiredSite(
+        workspaces,
+        groups,
+        Policy(
+            prune=policy.get("prune", False),
+            max_delete_fraction=policy.get("max_delete_fraction", 0.25),
+            max_member_removal_fraction=policy.get("max_member_removal_fraction", 0.25),
+            protect=tuple(policy.get("protect", [])),
+        ),
+    )
+
+
+def live_site(data: dict[str, Any]) -> LiveSite:
+    users = tuple(
+        LiveUser(u["id"], u["username"], u.get("email", f"{u['username']}@acme.example"))
+        for u in data.get("users", DEFAULT_USERS)
+    )
+    workspaces = tuple(
+        LiveWorkspace(
+            id=ws["id"],
+            name=ws["name"],
+            path="/" + ws["name"].replace(" ", "_") + "_workspace/",
+            users=frozenset(ws.get("users", [])),
+            permissions=frozenset(ws.get("permissions", [])),
+            notifications=frozenset(ws.get("notifications", [])),
+            details_observed=ws.get("observed", True),
+        )
+        for ws in data.get("workspaces", [])
+    )
+    groups = tuple(LiveGroup(g["id"], g["name"]) for g in data.get("groups", []))
+    return LiveSite(users, workspaces, groups, groups_listed=data.get("groups_listed", bool(groups)))
+
+
+def site_state(data: dict[str, Any]) -> SiteState:
+    return SiteState.from_data(
+        {
+            "format": 1,
+            "site": "https://acme.example.net",
+            "workspaces": {
+                name: {"managed": True, "origin": "created", **item}
+                for name, item in data.get("workspaces", {}).items()
+            },
+            "groups": {
+                name: {"managed": True, "origin": "created", **item}
+                for name, item in data.get("groups", {}).items()
+            },
+        }
+    )
+
+
+__all__ = ["RecordedGroup", "RecordedWorkspace", "desired_site", "live_site", "site_state"]

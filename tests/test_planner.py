@@ -1,0 +1,66 @@
+"""Table-driven tests of diff + planner: one case file in tests/cases/diff/ per behaviour.
+
+Each case holds the desired site, the live site and the tool's records in compact form, and
+the changes, actions, refusals and lists the plan must contain. Adding a case is adding a file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reconciler.engine.diff import compare
+from reconciler.engine.planner import PlanContext, PlanOptions, build_plan
+from reconciler.engine.plan import Plan
+from reconciler.engine.users import UserDirectory, resolve_references
+from tests.support.models import desired_site, live_site, site_state
+
+CASES = sorted((Path(__file__).parent / "cases" / "diff").glob("*.yaml"))
+
+
+def plan_case(case: dict[str, Any]) -> Plan:
+    desired = desired_site(case.get("desired", {}))
+    live = live_site(case.get("live", {}))
+    state = site_state(case.get("state", {}))
+    directory = UserDirectory.of(live.users)
+    resolution = resolve_references(desired, directory)
+    options = case.get("options", {})
+    return build_plan(
+        compare(desired, live, state, resolution),
+        live,
+        state,
+        directory,
+        desired.policy,
+        PlanOptions(frozenset(options.get("replace", [])), options.get("force", False)),
+        PlanContext("https://acme.example.net", "2026-11-21T00:00:00Z", "test"),
+    )
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_case(path: Path) -> None:
+    case = yaml.safe_load(path.read_text())
+    expect = case["expect"]
+    plan = plan_case(case)
+    data = plan.data
+    changes = [[c["kind"], c["name"], c["action"]] for c in data["changes"]]
+    assert changes == expect.get("changes", []), "changes"
+    assert [a["id"] for a in data["actions"]] == expect.get("actions", []), "actions"
+    for action_id, params in expect.get("params", {}).items():
+        actual = next(a for a in data["actions"] if a["id"] == action_id)["params"]
+        assert {k: actual[k] for k in params} == params, action_id
+    assert len(data["safety"]["problems"]) == expect.get("refusals", 0), data["safety"]
+    assert [[k["kind"], k["name"]] for k in data["kept"]] == expect.get("kept", []), "kept"
+    assert [[u["kind"], u["name"]] for u in data["unmanaged"]] == expect.get("unmanaged", [])
+    assert len(data["warnings"]) == expect.get("warnings", 0), data["warnings"]
+    for words in expect.get("unobservable_mentions", []):
+        assert any(words in line for line in data["unobservable"]), data["unobservable"]
+    for change in expect.get("change_details", []):
+        found = next(c for c in data["changes"] if c["name"] == change["name"])
+        assert {k: found[k] for k in change} == change
+
+
+def test_case_files_exist() -> None:
+    assert len(CASES) >= 10
