@@ -1,3 +1,3 @@
 """Import every sub-command module so that each registers itself on ``cli``."""
 
-from reconciler.cli import validate  # noqa: F401
+from reconciler.cli import apply, onboard, plan, sandbox, state, validate  # noqa: F401

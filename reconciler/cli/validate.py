@@ -1,14 +1,59 @@
-"""``reconciler validate``: placeholder until the manifest module lands."""
+"""``reconciler validate``: check a manifest offline and report every problem at once."""
 
 from __future__ import annotations
 
 import click
 
 from reconciler.cli import cli
+from reconciler.errors import EXIT_ERROR, EXIT_OK
+from reconciler.manifest import load_manifest
+from reconciler.manifest.report import OutputFormat, render_report
+
+HELP = """Check a site manifest and report every problem at once.
+
+\b
+PATH is a manifest file, or a directory: its *.yaml and *.yml files are
+read in sorted name order and merged (subdirectories and hidden files are
+not read). Several PATHs are merged the same way: the workspaces, groups
+and teams lists are joined, while version, site, defaults and policy may
+each be written in only one file.
+
+Nothing is sent to the site. Whether each user reference names a real user
+is checked later, against the site's users, when a plan is made.
+
+\b
+Each problem is printed as FILE:LINE:COLUMN: error|warning: MESSAGE
+(at PATH IN THE DOCUMENT) — WHAT TO DO, followed by a one-line summary.
+
+\b
+Exit codes:
+  0  the manifest is valid (warnings allowed)
+  1  the manifest is invalid, or a PATH cannot be read
+"""
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
-def validate(paths: tuple[str, ...]) -> int:
-    """Check a site manifest (file or directory) and report every problem."""
-    raise click.UsageError("not implemented yet")
+@cli.command(help=HELP, short_help="Check a site manifest (file or directory).")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: print only a JSON list of findings (severity, file, line, column, path, "
+    "message, hint), for CI.",
+)
+@click.option(
+    "--show",
+    is_flag=True,
+    help="Also print the normalised desired site (defaults merged, teams expanded) as YAML; "
+    "with --format json, print {findings, desired} instead.",
+)
+@click.pass_context
+def validate(
+    ctx: click.Context, paths: tuple[str, ...], output_format: OutputFormat, show: bool
+) -> None:
+    result = load_manifest(paths)
+    label = " ".join(paths)
+    click.echo(render_report(result, output_format=output_format, show=show, label=label))
+    ctx.exit(EXIT_OK if result.ok else EXIT_ERROR)

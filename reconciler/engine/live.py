@@ -59,11 +59,12 @@ class LiveReader:
 
     async def read(
         self,
-        detail_names: Iterable[str],
+        detail_names: Iterable[str] | None,
         fallback_users: Callable[[tuple[LiveUser, ...]], Iterable[int]] = lambda users: (),
     ) -> LiveSite:
         """The live site.
 
+        ``detail_names`` are the workspaces whose details are read (None: every one).
         ``fallback_users`` picks, from the site's users, those whose workspaces are read with
         ``user_info`` when the site refuses ``workspace_info``.
         """
@@ -71,8 +72,8 @@ class LiveReader:
         entries, (locations, notes) = await asyncio.gather(
             self._counted(self.client.workspace_list()), self._read_locations()
         )
-        wanted = set(detail_names)
-        details_for = [entry for entry in entries if entry.name in wanted]
+        wanted = None if detail_names is None else set(detail_names)
+        details_for = [e for e in entries if wanted is None or e.name in wanted]
         user_count = sum(1 for loc in locations if not loc.is_group) if locations else None
         pages = (user_count // USER_LIST_PAGE_SIZE + 1) if user_count is not None else 1
         self.progress.expect(pages + len(details_for))

@@ -102,9 +102,9 @@ class _Builder:
                 self.warnings.append(
                     f'User group "{diff.name}" may have been created by an earlier apply whose '
                     "answer was lost, and this site does not list groups, so the tool cannot "
-                    "check. It will not create the group again. Check the site; if the group "
-                    "exists, record it with `reconciler adopt`; if not, run `reconciler state "
-                    f'forget-group "{diff.name}"`.'
+                    "check. It will not create the group again. Check the site in the web app: "
+                    "if the group is not there, run `reconciler state forget group "
+                    f'"{diff.name}"` and apply again.'
                 )
             elif diff.status == "present" and diff.id is not None:
                 for user in diff.members_to_add:

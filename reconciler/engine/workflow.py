@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 from reconciler import __version__
 from reconciler.api.client import SiteClient
+from reconciler.engine.adopt import Adoption, adopt
 from reconciler.engine.apply import ApplyReport, Executor, Outcome
-from reconciler.engine.diff import compare
+from reconciler.engine.diff import Comparison, compare
+from reconciler.engine.export import Export, export_site
 from reconciler.engine.facts import describe_changes, fingerprints
 from reconciler.engine.journal import Journal, discard, recover
 from reconciler.engine.live import LiveReader, Progress
@@ -23,7 +25,7 @@ from reconciler.engine.planner import PlanContext, PlanOptions, build_plan
 from reconciler.engine.state import SiteState, StateStore
 from reconciler.engine.users import UserDirectory, resolve_references
 from reconciler.errors import ManifestError, RefusedForSafety
-from reconciler.model import DesiredSite, LiveUser, UserRef
+from reconciler.model import DesiredSite, LiveSite, LiveUser, UserRef
 
 
 class UnknownUsers(ManifestError):
@@ -64,17 +66,17 @@ def _context(desired: DesiredSite, site: Site, digest: str) -> PlanContext:
     )
 
 
-async def make_plan(
-    desired: DesiredSite,
-    site: Site,
-    state: SiteState,
-    options: PlanOptions,
-    manifest_digest: str = "",
-) -> Plan:
-    """Read the site and plan the changes that make it match ``desired``.
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """A fresh read of the site compared with the manifest and the records."""
 
-    ``state`` is settled against the fresh read in memory; only apply saves it.
-    """
+    live: LiveSite
+    directory: UserDirectory
+    comparison: Comparison
+
+
+async def observe(desired: DesiredSite, site: Site, state: SiteState) -> Observation:
+    """Read the site and compare it with ``desired``; ``state`` is settled in memory."""
 
     def fallback(users: tuple[LiveUser, ...]) -> set[int]:
         ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
@@ -88,16 +90,42 @@ async def make_plan(
     resolution = resolve_references(desired, directory)
     if resolution.unknown:
         raise UnknownUsers(resolution.unknown)
-    comparison = compare(desired, live, state, resolution)
+    return Observation(live, directory, compare(desired, live, state, resolution))
+
+
+async def make_plan(
+    desired: DesiredSite,
+    site: Site,
+    state: SiteState,
+    options: PlanOptions,
+    manifest_digest: str = "",
+) -> Plan:
+    """Read the site and plan the changes that make it match ``desired`` (nothing is saved)."""
+    seen = await observe(desired, site, state)
     return build_plan(
-        comparison,
-        live,
+        seen.comparison,
+        seen.live,
         state,
-        directory,
+        seen.directory,
         desired.policy,
         options,
         _context(desired, site, manifest_digest),
     )
+
+
+async def adopt_manifest(desired: DesiredSite, site: Site, state: SiteState) -> Adoption:
+    """Record the declared objects that exist on the site as managed; the site is unchanged."""
+    adoption = adopt((await observe(desired, site, state)).comparison, state)
+    site.store.save(state)
+    return adoption
+
+
+async def export_site_manifest(site: Site) -> Export:
+    """A manifest of the live site, with the records' facts where the site cannot tell."""
+    state = load_state(site.store)
+    live = await LiveReader(site.client, site.progress).read(None)
+    settle(state, live)
+    return export_site(live, state, site.store.site)
 
 
 def begin_apply(store: StateStore) -> SiteState:

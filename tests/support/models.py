@@ -50,7 +50,9 @@ def desired_site(data: dict[str, Any]) -> DesiredSite:
         for i, ws in enumerate(data.get("workspaces", []))
     )
     groups = tuple(
-        DesiredGroup(g["name"], _refs(g.get("members", []), f"groups[{i}].members"), Source("case.yaml"))
+        DesiredGroup(
+            g["name"], _refs(g.get("members", []), f"groups[{i}].members"), Source("case.yaml")
+        )
         for i, g in enumerate(data.get("groups", []))
     )
     policy = data.get("policy", {})
@@ -84,7 +86,9 @@ def live_site(data: dict[str, Any]) -> LiveSite:
         for ws in data.get("workspaces", [])
     )
     groups = tuple(LiveGroup(g["id"], g["name"]) for g in data.get("groups", []))
-    return LiveSite(users, workspaces, groups, groups_listed=data.get("groups_listed", bool(groups)))
+    return LiveSite(
+        users, workspaces, groups, groups_listed=data.get("groups_listed", bool(groups))
+    )
 
 
 def site_state(data: dict[str, Any]) -> SiteState:

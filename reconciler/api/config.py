@@ -1,0 +1,202 @@
+"""Where the client talks to and with which credentials, gathered and checked once.
+
+Precedence of the site URL: ``--site`` > ``SITE_URL`` > the manifest's ``site_url`` > the
+credentials file's ``site_url``. Credentials: ``SITE_API_KEY``/``SITE_API_SECRET``, each
+falling back to a YAML credentials file (``--credentials-file`` or ``SITE_CREDENTIALS_FILE``)
+that must not be readable by group or others -- the secret is as good as a password.
+
+Plain ``http://`` is refused unless the host is loopback: the API key travels in every request
+and the site's own docs say it answers plain HTTP with an error. The secret lives in a
+:class:`Secret`, whose ``repr``/``str`` are masked so it cannot leak through a log line, a
+traceback or the repr of the config.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+
+from reconciler.errors import ConfigError
+
+MASK = "****"
+
+
+class Secret:
+    """A string that never shows itself: ``str``/``repr`` are masked; ``reveal()`` is explicit."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"Secret('{MASK}')"
+
+    def __str__(self) -> str:
+        return MASK
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Secret):
+            return NotImplemented
+        return hmac.compare_digest(self._value.encode(), other._value.encode())
+
+    def __hash__(self) -> int:
+        return hash((Secret, len(self._value)))
+
+
+def mask_key(key: str) -> str:
+    """Enough of an API key to tell keys apart in a log, never enough to use it."""
+    if key.startswith(MASK) or "…" in key:
+        return key  # already masked: masking twice would hide which key it was
+    if len(key) >= 12:
+        return f"{key[:4]}…{key[-4:]}"
+    if len(key) >= 8:
+        return MASK + key[-4:]
+    return MASK
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Everything ``SiteClient`` needs; validated on construction."""
+
+    site_url: str
+    api_key: str
+    api_secret: Secret
+    response_format: Literal["json", "xml"] = "json"
+    concurrency: int = 8
+    rate_limit: float | None = None  # requests a second, shared by all calls
+    timeout: float = 30.0
+    read_attempts: int = 5  # total tries of a read, the first included
+    backoff_base: float = 0.5  # seconds; the cap of the n-th retry's wait is base * 2**(n-1)
+    backoff_max: float = 30.0
+    max_retry_after: float = 120.0  # a longer Retry-After is reported, not waited out
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "site_url", check_site_url(self.site_url))
+        if not self.api_key:
+            raise ConfigError("The API key is empty.", hint=_CREDENTIALS_HINT)
+        if self.response_format not in ("json", "xml"):
+            raise ConfigError(f"Unknown response format {self.response_format!r}: use json or xml.")
+        _require(self.concurrency >= 1, "--concurrency must be at least 1.")
+        _require(self.rate_limit is None or self.rate_limit > 0, "--rate-limit must be above 0.")
+        _require(self.timeout > 0, "The timeout must be above 0 seconds.")
+        _require(self.read_attempts >= 1, "read_attempts must be at least 1.")
+        _require(
+            min(self.backoff_base, self.backoff_max, self.max_retry_after) >= 0, "negative wait"
+        )
+
+    @property
+    def masked_key(self) -> str:
+        return mask_key(self.api_key)
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ConfigError(message)
+
+
+_CREDENTIALS_HINT = (
+    "Set SITE_API_KEY and SITE_API_SECRET, or give a credentials file (--credentials-file or "
+    "SITE_CREDENTIALS_FILE) holding api_key: and api_secret:, readable only by you (chmod 600)."
+)
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost``, 127.0.0.0/8 and ``::1``: the only hosts plain HTTP may reach."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_site_url(url: str) -> str:
+    """The site's base URL without a trailing ``/``; refuses what would leak or mislead."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ConfigError(
+            f"The site URL {url!r} is not an http(s) URL.",
+            hint="Give the site's address, e.g. --site https://acme.example.net",
+        )
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ConfigError(
+            "The site URL must not carry credentials, a query or a fragment.",
+            hint="Give only scheme, host and path; credentials go in SITE_API_KEY/SECRET.",
+        )
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise ConfigError(
+            f"Refusing plain http:// for {parts.hostname}: the API key would travel unencrypted.",
+            hint="Use the site's https:// address (plain http is accepted for loopback only).",
+        )
+    path = parts.path.rstrip("/")
+    if path.endswith("/api"):  # a user pasted the API's address: the client adds /api itself
+        path = path[: -len("/api")]
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def load_client_config(
+    site: str | None,
+    manifest_site_url: str | None,
+    credentials_file: str | None,
+    env: Mapping[str, str],
+    **overrides: Any,
+) -> ClientConfig:
+    """Gather the site URL and credentials by precedence; ``None`` overrides are ignored."""
+    file_path = credentials_file or env.get("SITE_CREDENTIALS_FILE") or None
+    key, secret = env.get("SITE_API_KEY") or None, env.get("SITE_API_SECRET") or None
+    from_file: Mapping[str, str] = {}
+    if file_path and not (key and secret):
+        from_file = read_credentials_file(file_path)
+    key = key or from_file.get("api_key")
+    secret = secret or from_file.get("api_secret")
+    url = site or env.get("SITE_URL") or manifest_site_url or from_file.get("site_url")
+    missing = [
+        text
+        for text, value in (
+            ("the site URL (--site or SITE_URL, or site_url in the manifest)", url),
+            ("the API key (SITE_API_KEY or api_key in the credentials file)", key),
+            ("the API secret (SITE_API_SECRET or api_secret in the credentials file)", secret),
+        )
+        if not value
+    ]
+    if missing or url is None or key is None or secret is None:
+        raise ConfigError("Missing " + "; ".join(missing) + ".", hint=_CREDENTIALS_HINT)
+    options = {name: value for name, value in overrides.items() if value is not None}
+    return ClientConfig(site_url=url, api_key=key, api_secret=Secret(secret), **options)
+
+
+def read_credentials_file(path: str) -> dict[str, str]:
+    """``api_key``, ``api_secret`` and optionally ``site_url`` from a private YAML file."""
+    try:
+        mode = os.stat(path).st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise ConfigError(
+                f"The credentials file {path} can be read by others (mode {stat.filemode(mode)}).",
+                hint=f"Run: chmod 600 {path}",
+            )
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the credentials file {path}: {exc.strerror}.") from None
+    except yaml.YAMLError:
+        raise ConfigError(f"The credentials file {path} is not valid YAML.") from None
+    fields = ("api_key", "api_secret", "site_url")
+    if not isinstance(data, dict) or not all(isinstance(data.get(f, ""), str) for f in fields):
+        raise ConfigError(
+            f"The credentials file {path} must be a mapping of text values.",
+            hint="Write it as lines 'api_key: ...' and 'api_secret: ...' (optionally "
+            "'site_url: ...'); quote a value that YAML would read as a number.",
+        )
+    return {name: data[name] for name in fields if data.get(name)}

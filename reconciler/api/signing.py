@@ -1,0 +1,85 @@
+"""Request signing, exactly as the site's public documentation describes it.
+
+Pure functions, so the one part of the client that must be byte-exact can be table-tested
+without a network. The HMAC key is the lowercase hex SHA-1 of the API secret; the signature is
+the lowercase hex HMAC-SHA256 of:
+
+* GET: the full URL as sent, parameters sorted by name and percent-encoded (``/`` as ``%2F``),
+  without the signature, which is then appended as the last parameter;
+* POST: the method's URL alone; every parameter, signature included, travels in a
+  form-encoded body.
+
+The secret and the signature are returned to the caller only: nothing here logs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from urllib.parse import quote
+
+API_PREFIX = "/api/"
+
+
+def method_url(base_url: str, method_path: str) -> str:
+    """``{base_url}/api/<method_path>``; ``method_path`` may carry ``.xml``."""
+    return base_url.rstrip("/") + API_PREFIX + method_path
+
+
+def signing_key(secret: str) -> bytes:
+    """The HMAC key: the hex SHA-1 digest of the secret, as ASCII bytes (never the secret)."""
+    return hashlib.sha1(secret.encode("utf-8")).hexdigest().encode("ascii")
+
+
+def signature(message: str, secret: str) -> str:
+    """Lowercase hex HMAC-SHA256 of ``message`` keyed with :func:`signing_key`."""
+    return hmac.new(signing_key(secret), message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def encode_params(params: Mapping[str, str]) -> str:
+    """Sorted ``name=value`` pairs, every reserved character percent-encoded (``/`` too).
+
+    ``quote(..., safe='')`` rather than ``urlencode``: the site signs ``%20`` and ``%2F``, and
+    a ``+`` for a space would change the signed text.
+    """
+    return "&".join(
+        f"{quote(name, safe='')}={quote(value, safe='')}" for name, value in sorted(params.items())
+    )
+
+
+def _with_credentials(params: Mapping[str, str], key: str, timestamp: int) -> dict[str, str]:
+    if "signature" in params:
+        raise ValueError("'signature' is added by the signer, not passed as a parameter")
+    return {**params, "api_key": key, "timestamp": str(timestamp)}
+
+
+def sign_get_url(
+    base_url: str,
+    method_path: str,
+    params: Mapping[str, str],
+    key: str,
+    secret: str,
+    timestamp: int,
+) -> str:
+    """The complete URL of a signed GET: sorted, encoded query with the signature last."""
+    unsigned = (
+        method_url(base_url, method_path)
+        + "?"
+        + encode_params(_with_credentials(params, key, timestamp))
+    )
+    return f"{unsigned}&signature={signature(unsigned, secret)}"
+
+
+def sign_post(
+    base_url: str,
+    method_path: str,
+    params: Mapping[str, str],
+    key: str,
+    secret: str,
+    timestamp: int,
+) -> tuple[str, str]:
+    """The URL and form-encoded body of a signed POST; the signed message is the URL alone."""
+    url = method_url(base_url, method_path)
+    body = encode_params(_with_credentials(params, key, timestamp))
+    return url, f"{body}&signature={signature(url, secret)}"

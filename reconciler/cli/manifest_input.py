@@ -1,0 +1,29 @@
+"""Load a manifest for a site command: print its findings, stop on errors."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import click
+
+from reconciler.errors import ManifestError
+from reconciler.findings import render_text, tally
+from reconciler.manifest import load_manifest
+from reconciler.model import DesiredSite
+
+
+def load_desired(paths: tuple[str, ...]) -> tuple[DesiredSite, str]:
+    """The desired site and a digest of the manifest files it was read from."""
+    result = load_manifest(paths)
+    if result.findings:
+        click.echo(render_text(result.findings), err=True)
+    if result.desired is None:
+        raise ManifestError(
+            f"The manifest is invalid ({tally(result.findings)}); nothing was read from the site.",
+            hint=f"Fix the problems above; `reconciler validate {' '.join(paths)}` checks again.",
+        )
+    digest = hashlib.sha256()
+    for name in result.desired.files:
+        digest.update(name.encode() + b"\0" + Path(name).read_bytes())
+    return result.desired, digest.hexdigest()

@@ -1,0 +1,119 @@
+"""``reconciler export`` and ``reconciler adopt``: bring an existing site under management."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from reconciler.cli import cli
+from reconciler.cli.manifest_input import load_desired
+from reconciler.cli.options import SiteOptions, site_options
+from reconciler.cli.progress import TerminalProgress
+from reconciler.cli.target import open_site
+from reconciler.engine.export import Export
+from reconciler.engine.lock import ApplyLock
+from reconciler.engine.state import write_private_file
+from reconciler.engine.workflow import adopt_manifest, begin_apply, export_site_manifest
+from reconciler.errors import EXIT_OK, ReconcilerError
+
+
+def _is_directory_target(out: str) -> bool:
+    return out.endswith(("/", "\\")) or Path(out).is_dir()
+
+
+def _write(export: Export, out: str | None) -> list[str]:
+    """Write the manifest; returns the paths a later plan or adopt should be given."""
+    if out is None:
+        click.echo(export.single_file(), nl=False)
+        return []
+    try:
+        if _is_directory_target(out):
+            directory = Path(out)
+            for name, text in export.files().items():
+                write_private_file(directory / name, text)
+            return [str(directory)]
+        write_private_file(Path(out), export.single_file())
+    except OSError as exc:
+        raise ReconcilerError(f"Cannot write the exported manifest to {out}: {exc}.") from None
+    return [out]
+
+
+async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
+    desired, _ = load_desired(paths)
+    with TerminalProgress("Reading the site") as progress:
+        async with open_site(opts, paths, desired.site_url, progress) as site:
+            with ApplyLock(site.store.lock_file, "adopt " + " ".join(paths)):
+                adoption = await adopt_manifest(desired, site, begin_apply(site.store))
+    for line in adoption.adopted:
+        click.echo(f"  adopted {line}")
+    click.echo(
+        f"Adopted {len(adoption.adopted)} object(s); the site was not changed. "
+        "They may now be pruned once they leave the manifest (when policy.prune is true)."
+    )
+    if adoption.absent:
+        click.echo(
+            f"{len(adoption.absent)} declared object(s) are not on the site; `reconciler plan` "
+            "will create them: " + ", ".join(adoption.absent)
+        )
+
+
+@cli.command()
+@site_options
+@click.option(
+    "-o",
+    "--out",
+    metavar="FILE|DIR/",
+    help="Write the manifest to FILE, or to DIR/ as one file per workspace plus groups.yaml "
+    "and site.yaml (for large sites). Default: standard output.",
+)
+@click.option(
+    "--adopt",
+    "then_adopt",
+    is_flag=True,
+    help="Then adopt what was exported (needs --out): record every object as managed.",
+)
+def export(site_opts: SiteOptions, out: str | None, then_adopt: bool) -> int:
+    """Write a manifest that describes the live site, for onboarding an existing site.
+
+    Every workspace with its users, root_access and overrides as far as the API lets them be
+    read, and the user groups that can be discovered. A YAML comment marks each fact that
+    could not be read; names that cannot round-trip (a comma, over 40 characters, two
+    workspaces with one name) are reported and left out. Then: review the file, run
+    `reconciler adopt FILE`, and `reconciler plan FILE` shows no changes.
+    """
+    if then_adopt and out is None:
+        raise click.UsageError("--adopt needs --out: adopt reads the manifest export writes.")
+    if out is not None and _is_directory_target(out):
+        Path(out).mkdir(parents=True, exist_ok=True)  # so its state directory is inside it
+
+    async def run() -> Export:
+        with TerminalProgress("Reading the site") as progress:
+            async with open_site(site_opts, (out,) if out else (), None, progress) as site:
+                return await export_site_manifest(site)
+
+    exported = asyncio.run(run())
+    for problem in exported.problems:
+        click.echo(f"Warning: {problem}", err=True)
+    written = _write(exported, out)
+    if written:
+        click.echo(f"Exported {len(exported.workspaces)} workspace(s) to {written[0]}.", err=True)
+    if then_adopt:
+        asyncio.run(_adopt(tuple(written), site_opts))
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@site_options
+def adopt(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
+    """Record the objects the manifest names that exist on the site as managed.
+
+    The site is not changed. Adopted workspaces and groups may be deleted by a later apply
+    once they leave the manifest and policy.prune is true; the site cannot report group
+    members, root_access or whether an override is on, so adopt records them as the manifest
+    declares them: review the manifest first.
+    """
+    asyncio.run(_adopt(paths, site_opts))
+    return EXIT_OK

@@ -1,0 +1,121 @@
+"""``reconciler sandbox serve``: run the sandbox site, an emulator of the site API, locally.
+
+The profile switches are generated from ``reconciler.sandbox.settings.SWITCHES``, so every
+switch has the same name and meaning here, in a seed's ``settings:`` and on the control surface.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from reconciler.cli import cli
+from reconciler.errors import ConfigError
+from reconciler.sandbox.errors import SeedError
+from reconciler.sandbox.settings import SWITCHES, SandboxSettings, SettingsError
+
+_TYPES: dict[str, click.ParamType[Any]] = {
+    "timestamp_window": click.IntRange(min=0),
+    "rate_limit": click.IntRange(min=0),
+    "latency_ms": click.IntRange(min=0),
+    "fail_rate": click.FloatRange(0.0, 1.0),
+    "drop_after_commit_rate": click.FloatRange(0.0, 1.0),
+    "random_seed": click.IntRange(min=0),
+}
+
+
+def _switch_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for switch in reversed(SWITCHES):
+        if switch.metavar is None:
+            option = click.option(
+                switch.flag, switch.field, is_flag=True, default=None, help=switch.help
+            )
+        else:
+            option = click.option(
+                switch.flag, switch.field, type=_TYPES[switch.field], metavar=switch.metavar,
+                default=None, help=switch.help,
+            )  # fmt: skip
+        command = option(command)
+    return command
+
+
+@cli.group()
+def sandbox() -> None:
+    """A local emulator of the site API, for tests, demos and pipelines (no real site needed).
+
+    The sandbox serves every users/workspaces/groups method under /api/<method> (JSON) and
+    /api/<method>.xml, signed exactly as the site's API, with its state in SQLite. Its control
+    surface under /_sandbox/ (calls, state, settings, health) needs no key: bind it to loopback.
+    """
+
+
+@sandbox.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8800, show_default=True,
+    help="Port to listen on; 0 picks a free one (see --ready-file).",
+)  # fmt: skip
+@click.option(
+    "--db", "db_path", type=click.Path(dir_okay=False), default=None,
+    help="SQLite file that keeps the site's state across restarts [default: in memory].",
+)  # fmt: skip
+@click.option(
+    "--seed", "seed_path", type=click.Path(dir_okay=False), default=None,
+    help="YAML seed (users:, workspaces:, groups:, settings:), applied only to a new database.",
+)  # fmt: skip
+@click.option(
+    "--ready-file", type=click.Path(dir_okay=False), default=None,
+    help="Write the base URL to this file once the server accepts connections.",
+)  # fmt: skip
+@click.option("--access-log", is_flag=True, help="Log every request (off by default: it costs).")
+@_switch_options
+def serve(
+    host: str,
+    port: int,
+    db_path: str | None,
+    seed_path: str | None,
+    ready_file: str | None,
+    access_log: bool,
+    **switches: Any,
+) -> None:
+    """Serve the sandbox site until interrupted (Ctrl-C).
+
+    By default the sandbox is strict wherever the API documentation states a rule. Each
+    switch below emulates one behaviour the documentation leaves open, so a client can be
+    tested against every plausible site; switches given here override the seed's settings:.
+    They can also be changed while running: POST /_sandbox/settings with a JSON body.
+
+    \b
+    Example:
+      reconciler sandbox serve --seed examples/sandbox-seed.yaml --db site.sqlite
+    """
+    from reconciler.sandbox.seed import load_seed_file
+    from reconciler.sandbox.server import serve as serve_sandbox
+
+    given = {name: value for name, value in switches.items() if value is not None}
+    try:
+        settings = SandboxSettings.from_mapping(given)
+        seed = load_seed_file(seed_path) if seed_path else None
+    except (SeedError, SettingsError) as exc:
+        raise ConfigError(str(exc)) from None
+
+    def announce(url: str) -> None:
+        state = db_path or "in memory"
+        click.echo(
+            f"Sandbox site at {url} (state: {state}); control surface: {url}/_sandbox/", err=True
+        )
+
+    try:
+        serve_sandbox(
+            host=host, port=port, settings=settings, seed=seed, db_path=db_path,
+            ready_file=ready_file, access_log=access_log, on_ready=announce,
+        )  # fmt: skip
+    except (SeedError, SettingsError) as exc:
+        raise ConfigError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise ConfigError(f"cannot use the database {db_path}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None

@@ -1,0 +1,71 @@
+"""The site manifest: YAML files in, a ``DesiredSite`` (or every problem found) out.
+
+The stages, each its own module, run in this order and never stop at the first problem::
+
+    discover  the files named by the paths (directories: *.yaml/*.yml, sorted, not recursive)
+    source    each file safely read and parsed, values indexed to their line and column
+    schema    each document against schemas/site.schema.json
+    merge     the documents joined (lists concatenate; site/defaults/policy at most once)
+    rules     the API's rules across the joined manifest (names, overrides, references)
+    normalise defaults and teams expanded into a DesiredSite, only when there is no error
+
+``load_manifest`` is the one entry point; the CLI and the engine call nothing else here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.findings import Finding, has_errors
+from reconciler.manifest.discover import manifest_files
+from reconciler.manifest.merge import merge
+from reconciler.manifest.normalise import normalise
+from reconciler.manifest.rules import check_rules
+from reconciler.manifest.schema import check_schema
+from reconciler.manifest.source import Document, read_document
+from reconciler.model import DesiredSite
+
+__all__ = ["ManifestResult", "load_manifest"]
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestResult:
+    """What validation found; ``desired`` is None as soon as there is one error."""
+
+    desired: DesiredSite | None
+    findings: list[Finding]
+    files: tuple[str, ...] = ()  # the files read, in merge order
+
+    @property
+    def ok(self) -> bool:
+        return self.desired is not None
+
+
+def load_manifest(paths: Sequence[str | Path]) -> ManifestResult:
+    """Read, check and normalise the manifest made of ``paths``; never raises for bad input."""
+    files, findings = manifest_files(paths)
+    documents: list[Document] = []
+    for file in files:
+        document, problems = read_document(file.path, file.name)
+        findings += problems
+        if document is not None:
+            findings += check_schema(document)
+            documents.append(document)
+    merged, problems = merge(documents, all_read=len(documents) == len(files))
+    findings += problems
+    findings += check_rules(merged)
+    findings = _in_file_order(findings, [file.name for file in files])
+    desired = None if has_errors(findings) or not files else normalise(merged)
+    return ManifestResult(desired, findings, tuple(file.name for file in files))
+
+
+def _in_file_order(findings: list[Finding], files: list[str]) -> list[Finding]:
+    """Sorted by file (in merge order), line and column; duplicates dropped."""
+    rank = {name: index for index, name in enumerate(files)}
+    unique = list(dict.fromkeys(findings))
+    return sorted(
+        unique,
+        key=lambda f: (rank.get(f.source.file, -1), f.source.line or 0, f.source.column or 0),
+    )

@@ -1,0 +1,195 @@
+"""Join the documents of a manifest, keeping each entry tied to the file it came from.
+
+A directory lets each team own a file, so ``workspaces``, ``groups`` and ``teams`` lists are
+joined in file order, while ``site``, ``defaults`` and ``policy`` describe the whole site and
+may be written only once (a second one would silently win or lose otherwise). Entries keep
+their document and their path inside it, because a message must name the file and the path
+the user can find (``teams[0]`` of ``payments.yaml``), not an index in the joined list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from reconciler.findings import Finding, place
+from reconciler.manifest.source import Document, child
+from reconciler.model import Source
+
+T = TypeVar("T")
+
+LIST_SECTIONS = ("workspaces", "groups", "teams")
+SINGLE_SECTIONS = ("site", "defaults", "policy")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A mapping written somewhere in one document."""
+
+    document: Document
+    path: str
+    value: dict[str, Any]
+
+    def source(self, key: str = "") -> Source:
+        return self.document.source(child(self.path, key) if key else self.path)
+
+    def usable(self, key: str) -> bool:
+        """``key`` is present and no schema error lies at or under it."""
+        return key in self.value and self.document.usable(child(self.path, key))
+
+    def broken(self, key: str) -> bool:
+        """``key`` is present but holds a schema error."""
+        return key in self.value and not self.usable(key)
+
+    def get(self, key: str, kind: type[T]) -> T | None:
+        """The value of ``key`` when it is usable and of type ``kind``, else None."""
+        value = self.value.get(key) if self.usable(key) else None
+        return value if isinstance(value, kind) else None
+
+    def items(self, key: str) -> Iterator[tuple[int, Any]]:
+        """The usable entries of the list at ``key``, with their indexes."""
+        values = self.value.get(key)
+        if not isinstance(values, list):
+            return
+        list_path = child(self.path, key)
+        for index, value in enumerate(values):
+            if self.document.usable(f"{list_path}[{index}]"):
+                yield index, value
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceDecl:
+    """A workspace the manifest asks for: a ``workspaces`` entry or the workspace of a team."""
+
+    entry: Entry
+    settings: Entry  # where root_access, permissions and notifications are written
+    users_key: str  # "users", or "members" for a team
+    team: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        return self.entry.get("name", str)
+
+    def describe(self) -> str:
+        if self.team is not None:
+            return f"team {self.name!r} (its workspace)"
+        return f"workspace {self.name!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDecl:
+    """A user group the manifest asks for: a ``groups`` entry or the group of a team."""
+
+    entry: Entry
+    team: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        return self.entry.get("name", str)
+
+    def describe(self) -> str:
+        if self.team is not None:
+            return f"team {self.name!r} (its group)"
+        return f"group {self.name!r}"
+
+
+@dataclass(slots=True)
+class MergedManifest:
+    """Every document of the manifest, joined."""
+
+    files: tuple[str, ...]
+    workspaces: list[Entry] = field(default_factory=list)
+    groups: list[Entry] = field(default_factory=list)
+    teams: list[Entry] = field(default_factory=list)
+    sections: dict[str, Entry] = field(default_factory=dict)  # site, defaults, policy
+
+    @property
+    def defaults(self) -> Entry | None:
+        return self.sections.get("defaults")
+
+    def workspace_decls(self) -> list[WorkspaceDecl]:
+        """Workspaces in file order, then the workspaces of teams."""
+        decls = [WorkspaceDecl(entry, entry, "users") for entry in self.workspaces]
+        for team in self.teams:
+            settings = team.get("workspace", dict)
+            settings_entry = Entry(team.document, child(team.path, "workspace"), settings or {})
+            decls.append(WorkspaceDecl(team, settings_entry, "members", team.get("name", str)))
+        return decls
+
+    def group_decls(self) -> list[GroupDecl]:
+        """Groups in file order, then the groups of teams."""
+        decls = [GroupDecl(entry) for entry in self.groups]
+        decls.extend(GroupDecl(team, team.get("name", str)) for team in self.teams)
+        return decls
+
+
+def _list_entries(document: Document, section: str) -> list[Entry]:
+    values = document.data.get(section)
+    if not isinstance(values, list):
+        return []
+    return [
+        Entry(document, f"{section}[{index}]", value)
+        for index, value in enumerate(values)
+        if isinstance(value, dict)
+    ]
+
+
+def merge(documents: Sequence[Document], *, all_read: bool) -> tuple[MergedManifest, list[Finding]]:
+    """Join ``documents`` in order; ``all_read`` is False when some file could not be read,
+    so a ``version`` that may sit in that file is not reported missing."""
+    merged = MergedManifest(tuple(document.file for document in documents))
+    findings: list[Finding] = []
+    given: dict[str, Source] = {}  # where each single section was first written
+    for document in documents:
+        merged.workspaces += _list_entries(document, "workspaces")
+        merged.groups += _list_entries(document, "groups")
+        merged.teams += _list_entries(document, "teams")
+        findings += _take_sections(merged, document, given)
+    if documents and all_read and not any("version" in doc.data for doc in documents):
+        findings.append(
+            Finding.error(
+                "the manifest has no `version`",
+                Source(documents[0].file, 1, 1, "version"),
+                "add `version: 1` at the top"
+                + (" of one of the files" if len(documents) > 1 else ""),
+            )
+        )
+    return merged, findings
+
+
+def _take_sections(
+    merged: MergedManifest, document: Document, given: dict[str, Source]
+) -> list[Finding]:
+    findings = []
+    for section in SINGLE_SECTIONS:
+        if section not in document.data:
+            continue
+        here = document.source(section)
+        if section in given:
+            findings.append(
+                Finding.error(
+                    f"`{section}` is given a second time (first at {place(given[section], here)})",
+                    here,
+                    f"give `{section}` in one file only: it applies to the whole site",
+                )
+            )
+            continue
+        given[section] = here
+        value = document.data[section]
+        if isinstance(value, dict):
+            merged.sections[section] = Entry(document, section, value)
+    return findings
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` merged into ``base`` key by key: nested mappings merge, anything else (null
+    included) replaces. This is how ``defaults`` reaches every workspace."""
+    result = dict(base)
+    for key, value in over.items():
+        below = result.get(key)
+        if isinstance(value, dict) and isinstance(below, dict):
+            result[key] = deep_merge(below, value)
+        else:
+            result[key] = value
+    return result

@@ -1,0 +1,87 @@
+"""Turn a valid, joined manifest into the ``DesiredSite`` the planner consumes.
+
+All the manifest's shorthands end here: defaults are merged into every workspace, each team
+becomes a workspace and a group, override blocks become ``frozenset``\\s of the flags that are
+on (permissions with the flags the site forces on, so desired and live compare as equals),
+and policy gaps get their defaults. Runs only when no error was found, so it may trust the
+shape of every value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.api.spec import with_implied_flags
+from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
+from reconciler.model import (
+    DesiredGroup,
+    DesiredSite,
+    DesiredWorkspace,
+    Overrides,
+    Policy,
+    UserRef,
+)
+
+
+def normalise(manifest: MergedManifest) -> DesiredSite:
+    """The desired site of a manifest that passed every check."""
+    defaults = manifest.defaults.value if manifest.defaults else {}
+    site = manifest.sections.get("site")
+    return DesiredSite(
+        workspaces=tuple(_workspace(decl, defaults) for decl in manifest.workspace_decls()),
+        groups=tuple(_group(decl) for decl in manifest.group_decls()),
+        policy=_policy(manifest.sections.get("policy")),
+        site_url=site.value.get("url") if site else None,
+        files=manifest.files,
+    )
+
+
+def _workspace(decl: WorkspaceDecl, defaults: dict[str, Any]) -> DesiredWorkspace:
+    settings = deep_merge(defaults, decl.settings.value)
+    permissions = _flags_on(settings.get("permissions"))
+    return DesiredWorkspace(
+        name=decl.entry.value["name"],
+        root_access=settings.get("root_access", True),
+        users=_user_refs(decl.entry, decl.users_key),
+        permissions=None if permissions is None else with_implied_flags(permissions),
+        notifications=_flags_on(settings.get("notifications")),
+        source=decl.entry.source(),
+        team=decl.team,
+    )
+
+
+def _group(decl: GroupDecl) -> DesiredGroup:
+    return DesiredGroup(
+        name=decl.entry.value["name"],
+        members=_user_refs(decl.entry, "members"),
+        source=decl.entry.source(),
+        team=decl.team,
+    )
+
+
+def _flags_on(block: dict[str, bool] | None) -> Overrides:
+    """The flags an override block turns on; None when there is no override."""
+    if block is None:
+        return None
+    return frozenset(flag for flag, on in block.items() if on)
+
+
+def _user_refs(entry: Entry, key: str) -> tuple[UserRef, ...]:
+    return tuple(
+        UserRef(str(ref), entry.source(f"{key}[{index}]")) for index, ref in entry.items(key)
+    )
+
+
+def _policy(entry: Entry | None) -> Policy:
+    if entry is None:
+        return Policy()
+    given = entry.value
+    fallback = Policy()
+    return Policy(
+        prune=given.get("prune", fallback.prune),
+        max_delete_fraction=float(given.get("max_delete_fraction", fallback.max_delete_fraction)),
+        max_member_removal_fraction=float(
+            given.get("max_member_removal_fraction", fallback.max_member_removal_fraction)
+        ),
+        protect=tuple(given.get("protect", fallback.protect)),
+    )

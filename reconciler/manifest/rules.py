@@ -1,0 +1,213 @@
+"""The site API's rules that a schema cannot express, checked on the joined manifest.
+
+Each rule exists because breaking it makes a plan fail or never converge: two names the site
+treats as one, a permission set the site would silently change (batch flags force their base
+flag on), an override the API rejects. Values with a schema error are skipped (see
+``Entry.usable``): the schema finding already covers them, and a second finding about the
+same mistake would only confuse.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+
+from reconciler.api.spec import IMPLIED_BY, workspace_path
+from reconciler.findings import Finding, place
+from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl
+from reconciler.manifest.source import child
+
+
+def check_rules(manifest: MergedManifest) -> list[Finding]:
+    """Every rule's findings, in rule order."""
+    findings: list[Finding] = []
+    for rule in _RULES:
+        findings.extend(rule(manifest))
+    return findings
+
+
+# --- names --------------------------------------------------------------------------------
+
+
+def _workspace_names(manifest: MergedManifest) -> Iterator[Finding]:
+    """Names are compared without regard to case; paths collide when spaces become ``_``."""
+    by_name: dict[str, WorkspaceDecl] = {}
+    by_path: dict[str, WorkspaceDecl] = {}
+    for decl in manifest.workspace_decls():
+        name = decl.name
+        if name is None:
+            continue
+        first = by_name.setdefault(name.casefold(), decl)
+        if first is not decl:
+            yield _same_name(decl, first, "workspace names are compared without regard to case")
+            continue
+        path = workspace_path(name)
+        first = by_path.setdefault(path.casefold(), decl)
+        if first is not decl:
+            here = decl.entry.source("name")
+            yield Finding.error(
+                f"{decl.describe()} gets the site path {path}, as does {first.describe()} "
+                f"({place(first.entry.source('name'), here)})",
+                here,
+                "rename one of them: the site turns spaces into underscores, so both names "
+                "map to the same workspace path",
+            )
+
+
+def _group_names(manifest: MergedManifest) -> Iterator[Finding]:
+    by_name: dict[str, GroupDecl] = {}
+    for decl in manifest.group_decls():
+        name = decl.name
+        if name is None:
+            continue
+        first = by_name.setdefault(name.casefold(), decl)
+        if first is not decl and not (first.team and decl.team):  # two teams: reported above
+            yield _same_name(decl, first, "group names are compared without regard to case")
+
+
+def _same_name(
+    decl: WorkspaceDecl | GroupDecl, first: WorkspaceDecl | GroupDecl, why: str
+) -> Finding:
+    here = decl.entry.source("name")
+    return Finding.error(
+        f"{decl.describe()} has the same name as {first.describe()} "
+        f"({place(first.entry.source('name'), here)})",
+        here,
+        f"give each its own name ({why})",
+    )
+
+
+# --- overrides ----------------------------------------------------------------------------
+
+
+def _overrides(manifest: MergedManifest) -> Iterator[Finding]:
+    """Check each permission block as the site will see it: merged over the defaults block.
+
+    The defaults block is checked once, on its own, when some workspace inherits it unchanged;
+    a defaults block that every workspace extends is judged only by the merged results.
+    """
+    defaults = manifest.defaults
+    if defaults is not None and defaults.broken("permissions"):
+        return  # merging over a broken block would report phantom problems
+    base = defaults.get("permissions", dict) if defaults is not None else None
+    decls = manifest.workspace_decls()
+    heirs = [decl for decl in decls if "permissions" not in decl.settings.value]
+    if defaults is not None and base is not None and heirs:
+        yield from _permission_block(defaults, base, base, _inherited_by(heirs))
+    for decl in decls:
+        own = decl.settings.get("permissions", dict)
+        if own is not None:
+            yield from _permission_block(decl.settings, {**(base or {}), **own}, own)
+
+
+def _inherited_by(heirs: list[WorkspaceDecl]) -> str:
+    more = f" and {len(heirs) - 1} more" if len(heirs) > 1 else ""
+    return f" (inherited by {heirs[0].describe()}{more})"
+
+
+def _permission_block(
+    entry: Entry, flags: dict[str, bool], own: dict[str, bool], context: str = ""
+) -> Iterator[Finding]:
+    """Findings for one merged block; ``own`` holds the flags written at ``entry``."""
+    block = entry.source("permissions")
+    if not any(flags.values()):
+        yield Finding.error(
+            f"the permission override turns no permission on{context}",
+            block,
+            "turn at least one permission on (the API requires it), or write "
+            "`permissions: null` for no override",
+        )
+        return
+    for batch, base in IMPLIED_BY.items():
+        if flags.get(batch) and not flags.get(base):
+            inherited = "" if batch in own else " (from defaults)"
+            yield Finding.error(
+                f"`{batch}` is on{inherited} but `{base}` is off{context}",
+                entry.source(f"permissions.{batch}") if batch in own else block,
+                f"add `{base}: true`: the site turns it on whenever `{batch}` is on, so the "
+                "site could never match the manifest",
+            )
+
+
+# --- user references ----------------------------------------------------------------------
+
+
+def _user_lists(manifest: MergedManifest) -> Iterator[tuple[Entry, str, str]]:
+    """Every list of user references: (entry, key, what the list belongs to)."""
+    for entry in manifest.workspaces:
+        yield entry, "users", "workspace"
+    for entry in manifest.groups:
+        yield entry, "members", "group"
+    for entry in manifest.teams:
+        yield entry, "members", "team"
+
+
+def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
+    for entry, key, owner in _user_lists(manifest):
+        first_index: dict[str, int] = {}
+        for index, ref in entry.items(key):
+            path = f"{key}[{index}]"
+            odd = entry.document.odd_numbers.get(child(entry.path, path))
+            if odd is not None:
+                yield Finding.error(
+                    f"the user ID {odd} is read by YAML as the number {ref}",
+                    entry.source(path),
+                    f"write the ID as plain digits, or in quotes: '{odd}'",
+                )
+            text = str(ref).strip().casefold()
+            first = first_index.setdefault(text, index)
+            if first != index:
+                yield Finding.warning(
+                    f"{ref!r} is listed twice in this {owner} (first as {key}[{first}])",
+                    entry.source(path),
+                    "remove one of them",
+                )
+
+
+# --- policy -------------------------------------------------------------------------------
+
+
+def _policy(manifest: MergedManifest) -> Iterator[Finding]:
+    policy = manifest.sections.get("policy")
+    if policy is None:
+        return
+    for key in ("max_delete_fraction", "max_member_removal_fraction"):
+        value = policy.get(key, float)
+        if value is not None and math.isnan(value):
+            yield Finding.error(
+                f"`{key}` is not a number", policy.source(key), "write a share from 0 to 1"
+            )
+    for index, pattern in policy.items("protect"):
+        if isinstance(pattern, str) and _unclosed_bracket(pattern) is not None:
+            yield Finding.error(
+                f"the protect pattern {pattern!r} has a `[` without its `]`",
+                policy.source(f"protect[{index}]"),
+                "close the bracket, or write `[[]` for a literal `[`",
+            )
+
+
+def _unclosed_bracket(pattern: str) -> int | None:
+    """Index of a ``[`` that opens a class ``fnmatch`` would never close, else None."""
+    index = 0
+    while index < len(pattern):
+        if pattern[index] == "[":
+            end = index + 1
+            if pattern[end : end + 1] == "!":
+                end += 1
+            if pattern[end : end + 1] == "]":  # a leading ] belongs to the class
+                end += 1
+            end = pattern.find("]", end)
+            if end < 0:
+                return index
+            index = end
+        index += 1
+    return None
+
+
+_RULES: tuple[Callable[[MergedManifest], Iterator[Finding]], ...] = (
+    _workspace_names,
+    _group_names,
+    _overrides,
+    _user_refs,
+    _policy,
+)

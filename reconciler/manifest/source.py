@@ -1,0 +1,342 @@
+"""Read one manifest file into plain values that remember where each value was written.
+
+Every later check reports ``file:line:column`` and a path such as ``workspaces[3].permissions``;
+PyYAML's loaders throw positions away, so values are built here from the node tree and each
+path is indexed to the line and column of its key (or list item). Building values ourselves
+also makes the loader strict where PyYAML is lenient: a key given twice is an error rather
+than a silent overwrite, and a tag that is not plain data is refused rather than constructed.
+
+Input is treated as hostile: a size limit, strict UTF-8, no FIFOs, and the nesting and alias
+limits of ``compose``. Every problem becomes a ``Finding``; nothing here raises.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from reconciler.findings import Finding
+from reconciler.manifest.compose import OFFSETS_IN_BYTES, ComposeError, compose
+from reconciler.model import Source
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+"""A manifest of 1,000 workspaces is about 250 KiB; anything past 20 MiB is a mistake."""
+
+_TAG = "tag:yaml.org,2002:"
+_MERGE_TAG = _TAG + "merge"
+_CONSTRUCTOR = SafeConstructor()  # its scalar converters know YAML's int/float/bool spellings
+_SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
+    _TAG + "null": lambda node: None,
+    _TAG + "bool": _CONSTRUCTOR.construct_yaml_bool,
+    _TAG + "int": _CONSTRUCTOR.construct_yaml_int,
+    _TAG + "float": _CONSTRUCTOR.construct_yaml_float,
+    _TAG + "str": lambda node: node.value,
+    _TAG + "timestamp": lambda node: node.value,  # a date-like name stays the text written
+    _TAG + "value": lambda node: node.value,  # a lone "=" is text, not YAML 1.1's value key
+}
+_MAX_NUMBER_TEXT = 64  # longer digit strings are refused before Python converts them
+
+
+def child(path: str, key: str | int) -> str:
+    """The document path of ``key`` under ``path``: ``a.b``, ``a[3]``."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def parent(path: str) -> str:
+    """The path one level up: ``a`` for ``a.b`` and for ``a[3]``."""
+    cut = max(path.rfind("."), path.rfind("["))
+    return path[:cut] if cut > 0 else ""
+
+
+def format_path(parts: Any) -> str:
+    """A path from its parts, as jsonschema gives them (keys and list indexes)."""
+    path = ""
+    for part in parts:
+        path = child(path, part)
+    return path
+
+
+@dataclass(slots=True)
+class Document:
+    """One manifest file: its values, where each was written, and which parts are broken."""
+
+    file: str  # as the user named it, so messages match what they typed
+    data: dict[str, Any]
+    positions: dict[str, tuple[int, int]]  # path -> 1-based (line, column)
+    odd_numbers: dict[str, str] = field(default_factory=dict)  # path -> text, e.g. "01042"
+    refused: set[str] = field(default_factory=set)  # values the loader replaced by null
+    tainted: set[str] = field(default_factory=set)  # paths at or above a schema error
+
+    def source(self, path: str) -> Source:
+        """Where ``path`` was written; a missing key points at its nearest written parent."""
+        probe = path
+        while probe and probe not in self.positions:
+            probe = parent(probe)
+        line, column = self.positions.get(probe, (1, 1))
+        return Source(self.file, line, column, path)
+
+    def taint(self, path: str) -> None:
+        """Mark ``path`` and its parents as holding a schema error."""
+        while path not in self.tainted:
+            self.tainted.add(path)
+            if not path:
+                return
+            path = parent(path)
+
+    def usable(self, path: str) -> bool:
+        """True when no schema error lies at or under ``path``, so rules may trust its shape."""
+        return path not in self.tainted
+
+
+def _position(node: Node) -> tuple[int, int]:
+    return _line_column_of(node.start_mark)
+
+
+def _line_column_of(mark: yaml.Mark) -> tuple[int, int]:
+    return mark.line + 1, mark.column + 1
+
+
+class _Builder:
+    """Builds plain values from nodes, filling the position index on the way."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.positions: dict[str, tuple[int, int]] = {"": (1, 1)}
+        self.odd_numbers: dict[str, str] = {}
+        self.refused: set[str] = set()
+        self.findings: list[Finding] = []
+
+    def error(self, message: str, node: Node, path: str, hint: str) -> None:
+        line, column = _position(node)
+        self.findings.append(Finding.error(message, Source(self.file, line, column, path), hint))
+
+    def refuse(self, message: str, node: Node, path: str, hint: str) -> None:
+        """Report a value that cannot be used; it becomes null, and the schema stays quiet
+        about that null so that one mistake makes one finding."""
+        self.error(message, node, path, hint)
+        self.refused.add(path)
+
+    def build(self, node: Node, path: str) -> Any:
+        if isinstance(node, ScalarNode):
+            return self.scalar(node, path)
+        if node.tag not in (_TAG + "seq", _TAG + "map"):
+            return self.unsupported_tag(node, path)
+        if isinstance(node, SequenceNode):
+            return self.sequence(node, path)
+        assert isinstance(node, MappingNode)  # compose makes no other kind
+        return self.mapping(node, path)
+
+    def sequence(self, node: SequenceNode, path: str) -> list[Any]:
+        items = []
+        for index, item in enumerate(node.value):
+            item_path = f"{path}[{index}]"
+            self.positions[item_path] = _position(item)
+            items.append(self.build(item, item_path))
+        return items
+
+    def mapping(self, node: MappingNode, path: str) -> dict[str, Any]:
+        """A mapping; ``<<: *alias`` merges are applied below keys written here."""
+        result: dict[str, Any] = {}
+        for merged in reversed(self.merge_sources(node, path)):  # the first merge wins
+            result.update(self.mapping(merged, path))
+        first_seen: dict[str, Node] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            key = self.key(key_node, path)
+            if key is None:
+                continue
+            key_path = child(path, key)
+            if key in first_seen:
+                self.error(
+                    f"the key `{key}` is given twice in this mapping "
+                    f"(first on line {_position(first_seen[key])[0]})",
+                    key_node,
+                    key_path,
+                    "keep one of them: YAML would silently use the last",
+                )
+            first_seen[key] = key_node
+            self.positions[key_path] = _position(key_node)
+            result[key] = self.build(value_node, key_path)
+        return result
+
+    def merge_sources(self, node: MappingNode, path: str) -> list[MappingNode]:
+        sources: list[MappingNode] = []
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE_TAG:
+                continue
+            values = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            for value in values:
+                if isinstance(value, MappingNode):
+                    sources.append(value)
+                else:
+                    self.error(
+                        "`<<` merges only mappings",
+                        value,
+                        path,
+                        "follow `<<:` with an alias of a mapping, e.g. `<<: *standard`",
+                    )
+        return sources
+
+    def key(self, node: Node, path: str) -> str | None:
+        if isinstance(node, ScalarNode):
+            return str(node.value)  # `1:` or `yes:` stay the text written
+        self.error(
+            "a mapping key is a list or a mapping",
+            node,
+            path,
+            "keys are plain words such as `name` or `users`",
+        )
+        return None
+
+    def scalar(self, node: ScalarNode, path: str) -> Any:
+        convert = _SCALARS.get(node.tag)
+        if convert is None:
+            return self.unsupported_tag(node, path)
+        if node.tag.endswith(("int", "float")) and len(node.value) > _MAX_NUMBER_TEXT:
+            self.refuse("the number is too long", node, path, "write a number of a few digits")
+            return None
+        try:
+            value = convert(node)
+        except (ValueError, KeyError, yaml.YAMLError):
+            self.refuse(
+                f"{node.value!r} cannot be read as {_short_tag(node.tag)}",
+                node,
+                path,
+                "remove the explicit tag or fix the value",
+            )
+            return None
+        if node.tag == _TAG + "int" and node.value != str(value):
+            self.odd_numbers[path] = node.value  # e.g. 01042, which YAML 1.1 reads as octal
+        return value
+
+    def unsupported_tag(self, node: Node, path: str) -> None:
+        self.refuse(
+            f"the YAML tag {_short_tag(node.tag)} is not supported",
+            node,
+            path,
+            "a manifest holds plain text, numbers, true/false, lists and mappings; remove the tag",
+        )
+
+
+def _short_tag(tag: str) -> str:
+    """``!!int`` rather than ``tag:yaml.org,2002:int``, as the user wrote it."""
+    return "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
+
+
+def _fail(
+    file: str, message: str, hint: str, line: int | None = None, col: int | None = None
+) -> tuple[None, list[Finding]]:
+    return None, [Finding.error(message, Source(file, line, col), hint)]
+
+
+def _read_bytes(path: Path, file: str) -> tuple[bytes | None, list[Finding]]:
+    """The file's bytes, refusing what is not a regular file or is too large."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return _fail(file, "is not a regular file", "give a manifest file or a directory")
+        if info.st_size > MAX_FILE_BYTES:
+            return _fail(
+                file,
+                f"the file is {info.st_size / 2**20:.1f} MiB; manifests are limited to "
+                f"{MAX_FILE_BYTES // 2**20} MiB",
+                "split the manifest into several files in a directory",
+            )
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return _fail(file, f"cannot be read: {exc.strerror or exc}", "check the path and access")
+    if len(data) > MAX_FILE_BYTES:  # it grew while we looked
+        return _fail(file, f"the file is larger than {MAX_FILE_BYTES // 2**20} MiB", "split it")
+    return data, []
+
+
+def _line_column(raw: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of a byte offset."""
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[line_start:offset].decode("utf-8", errors="replace")) + 1
+    return raw.count(b"\n", 0, offset) + 1, column
+
+
+def _decode(data: bytes, file: str) -> tuple[str | None, list[Finding]]:
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff"), []
+    except UnicodeDecodeError as exc:
+        return _fail(
+            file,
+            f"the file is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+            "cannot be decoded",
+            "save the file as UTF-8",
+            *_line_column(data, exc.start),
+        )
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Finding:
+    """A syntax error in the shape of every other finding."""
+    hint = "fix the YAML syntax here (indentation, quotes, a missing `:` or bracket)"
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        detail = f" {exc.context}" if exc.context else ""
+        if exc.context_mark is not None and exc.context_mark.line != exc.problem_mark.line:
+            detail += f" that starts on line {exc.context_mark.line + 1}"
+        message = f"YAML syntax error: {exc.problem}{detail}"
+        return Finding.error(message, Source(file, *_line_column_of(exc.problem_mark)), hint)
+    if isinstance(exc, yaml.reader.ReaderError):
+        # libyaml counts bytes, PyYAML's own reader counts characters
+        offset = exc.position if OFFSETS_IN_BYTES else len(text[: exc.position].encode("utf-8"))
+        line, column = _line_column(text.encode("utf-8"), offset)
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        message = f"the character U+{code:04X} is not allowed in YAML ({exc.reason})"
+        return Finding.error(message, Source(file, line, column), "remove it")
+    return Finding.error(f"YAML error: {exc}", Source(file), hint)
+
+
+def _parse(text: str, file: str) -> tuple[Node | None, list[Finding]]:
+    try:
+        root = compose(text)
+    except ComposeError as exc:
+        line, column = (None, None) if exc.mark is None else _line_column_of(exc.mark)
+        return None, [Finding.error(exc.message, Source(file, line, column), exc.hint)]
+    except yaml.YAMLError as exc:
+        return None, [_yaml_error(exc, text, file)]
+    if root is None or (isinstance(root, ScalarNode) and root.tag == _TAG + "null"):
+        return _fail(file, "the file is empty", "start it with `version: 1`", 1, 1)
+    if not isinstance(root, MappingNode):
+        kind = "a list" if isinstance(root, SequenceNode) else "a single value"
+        return _fail(
+            file,
+            f"the top level is {kind}, not a mapping",
+            "a manifest is a mapping of keys such as `version: 1`, `workspaces:` and `groups:`",
+            *_position(root),
+        )
+    return root, []
+
+
+def read_document(path: Path, file: str) -> tuple[Document | None, list[Finding]]:
+    """Read, decode, parse and build one file; ``file`` is the name used in findings."""
+    data, findings = _read_bytes(path, file)
+    if data is None:
+        return None, findings
+    text, findings = _decode(data, file)
+    if text is None:
+        return None, findings
+    root, findings = _parse(text, file)
+    if root is None:
+        return None, findings
+    builder = _Builder(file)
+    values = builder.build(root, "")
+    if not isinstance(values, dict):  # the root carried a tag the builder refused
+        return None, builder.findings
+    document = Document(file, values, builder.positions, builder.odd_numbers, builder.refused)
+    for refused in builder.refused:
+        document.taint(refused)
+    return document, builder.findings

@@ -1,0 +1,109 @@
+"""The sandbox's records as read from SQLite: plain frozen values the handlers shape into answers.
+
+Flags are kept as sets of manifest flag keys (``reconciler.api.spec``) so that the rules of the
+reference (implied flags, override switches) are written in one vocabulary; only the codec
+layer turns them into the API's camel-case 0/1 fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_USER_PERMISSIONS: frozenset[str] = frozenset({"upload_files", "download_files"})
+"""Base permissions of a user whose seed entry gives none (a sandbox choice, see README)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserRow:
+    """A site user. The signing key is deliberately absent: only ``auth`` ever reads it."""
+
+    id: int
+    username: str
+    email: str
+    first_name: str
+    last_name: str
+    organization: str | None
+    phone: str
+    admin: bool
+    active: bool
+    permissions: frozenset[str]
+    notifications: frozenset[str]
+    created: int
+    modified: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRow:
+    """A workspace with its settings; overrides are empty sets when their switch is off."""
+
+    id: int
+    name: str
+    path: str
+    root_access: bool
+    override_permissions: bool
+    override_notifications: bool
+    permissions: frozenset[str]
+    notifications: frozenset[str]
+    created: int
+    modified: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    """A user group: the reference knows nothing of it beyond ID, name and members."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewUser:
+    """A user to insert (from a seed); ``id`` None lets SQLite assign the next free one."""
+
+    id: int | None
+    username: str
+    email: str
+    first_name: str
+    last_name: str
+    organization: str | None
+    phone: str
+    admin: bool
+    active: bool
+    permissions: frozenset[str]
+    notifications: frozenset[str]
+    api_key: str | None
+    signing_key: str | None  # hex SHA-1 of the API secret; the secret itself is never stored
+
+
+@dataclass(frozen=True, slots=True)
+class NewWorkspace:
+    """A workspace to insert, with its members (user IDs, in order)."""
+
+    id: int | None
+    name: str
+    path: str
+    root_access: bool
+    override_permissions: bool
+    override_notifications: bool
+    permissions: frozenset[str]
+    notifications: frozenset[str]
+    members: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NewGroup:
+    """A user group to insert, with its members (user IDs, in order)."""
+
+    id: int | None
+    name: str
+    members: tuple[int, ...]
+
+
+def encode_flags(flags: frozenset[str]) -> str:
+    """Flags as stored: sorted, comma-separated keys (readable in the sqlite3 shell)."""
+    return ",".join(sorted(flags))
+
+
+def decode_flags(text: str) -> frozenset[str]:
+    """The inverse of ``encode_flags``."""
+    return frozenset(text.split(",")) if text else frozenset()

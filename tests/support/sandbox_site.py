@@ -1,0 +1,166 @@
+"""An in-process sandbox and a small signed caller for the sandbox's tests.
+
+Calls are signed with ``tests.support.signing`` (written from the notes, not from any client)
+and sent through ``SandboxTransport`` with httpx, so every test crosses the real ASGI app,
+signature check included. The base URL is https, like the real site's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.etree.ElementTree import Element
+
+import httpx
+from defusedxml import ElementTree
+
+from reconciler.sandbox.app import SandboxApp, create_app
+from reconciler.sandbox.seed import load_seed_file
+from reconciler.sandbox.settings import SandboxSettings
+from reconciler.sandbox.transport import SandboxTransport
+from tests.support.signing import signed_get_url, signed_post
+
+BASE_URL = "https://acme.example.net"
+EXAMPLE_SEED = Path(__file__).resolve().parents[2] / "examples" / "sandbox-seed.yaml"
+FORM = {"content-type": "application/x-www-form-urlencoded"}
+
+GET_METHODS = frozenset({
+    "user_info", "user_list", "users_location_access", "user_permissions_location",
+    "workspace_list", "workspace_info",
+})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Who:
+    """The credentials of one seeded user."""
+
+    api_key: str
+    api_secret: str
+
+
+ADMIN = Who("sandbox-admin-key", "sandbox-admin-secret")
+VIEWER = Who("sandbox-viewer-key", "sandbox-viewer-secret")
+ADMIN_ID, VIEWER_ID = 1, 2
+
+
+PERMISSION_FIELDS = [
+    "uploadFiles", "batchUploadFiles", "downloadFiles", "batchDownloadFiles", "deleteFiles",
+    "batchDeleteFiles", "moveCopyFiles", "batchMoveCopyFiles", "renameFiles", "createFolders",
+    "sendFiles", "sendFilesNonUser",
+]  # fmt: skip
+"""The permission fields in ``userPermissionsLocation``'s documented order."""
+
+
+@functools.cache
+def _example_seed() -> dict[str, Any]:
+    return load_seed_file(EXAMPLE_SEED)
+
+
+def example_seed() -> dict[str, Any]:
+    """The example seed (a fresh copy, so a test may extend it)."""
+    seed = _example_seed()
+    return {key: list(value) if isinstance(value, list) else value for key, value in seed.items()}
+
+
+def seed_with(**extra: list[dict[str, Any]]) -> dict[str, Any]:
+    """The example seed with ``extra`` entries appended to its sections."""
+    seed = example_seed()
+    for key, entries in extra.items():
+        seed[key] = [*seed.get(key, []), *entries]
+    return seed
+
+
+@dataclass
+class Site:
+    """A sandbox app and a client bound to it."""
+
+    app: SandboxApp
+    client: httpx.AsyncClient
+
+    async def get(
+        self,
+        method: str,
+        params: Mapping[str, object] | None = None,
+        *,
+        who: Who = ADMIN,
+        timestamp: int | None = None,
+    ) -> httpx.Response:
+        url = signed_get_url(
+            BASE_URL, method, params or {}, api_key=who.api_key, api_secret=who.api_secret,
+            timestamp=timestamp,
+        )  # fmt: skip
+        return await self.client.get(url)
+
+    async def post(
+        self,
+        method: str,
+        params: Mapping[str, object] | None = None,
+        *,
+        who: Who = ADMIN,
+        timestamp: int | None = None,
+    ) -> httpx.Response:
+        url, body = signed_post(
+            BASE_URL, method, params or {}, api_key=who.api_key, api_secret=who.api_secret,
+            timestamp=timestamp,
+        )  # fmt: skip
+        return await self.client.post(url, content=body, headers=FORM)
+
+    async def call(
+        self,
+        method: str,
+        params: Mapping[str, object] | None = None,
+        *,
+        who: Who = ADMIN,
+        xml: bool = False,
+        timestamp: int | None = None,
+    ) -> httpx.Response:
+        """Call ``method`` with its documented verb; ``xml`` asks for the .xml variant."""
+        send = self.get if method in GET_METHODS else self.post
+        return await send(method + (".xml" if xml else ""), params, who=who, timestamp=timestamp)
+
+    async def ok(self, method: str, params: Mapping[str, object] | None = None, **kw: Any) -> Any:
+        """The success value of a JSON call (asserting status 200 and the success key)."""
+        response = await self.call(method, params, **kw)
+        assert response.status_code == 200, response.text
+        (value,) = response.json().values()
+        return value
+
+    async def state(self) -> dict[str, Any]:
+        response = await self.client.get("/_sandbox/state")
+        assert response.status_code == 200
+        return response.json()  # type: ignore[no-any-return]
+
+
+@asynccontextmanager
+async def sandbox_site(
+    seed: Mapping[str, Any] | None = None, **settings: Any
+) -> AsyncIterator[Site]:
+    """A fresh in-memory sandbox (the example seed unless ``seed``) and its client."""
+    app = create_app(SandboxSettings(**settings), seed=example_seed() if seed is None else seed)
+    transport = SandboxTransport(app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+            yield Site(app, client)
+    finally:
+        app.sandbox.store.close()
+
+
+def error_of(response: httpx.Response) -> tuple[str, str]:
+    """(title, message) of an error body, JSON or XML, checking its exact documented shape."""
+    if response.headers["content-type"].startswith("application/xml"):
+        root = xml_root(response)
+        assert root.tag == "error"
+        assert [child.tag for child in root] == ["title", "message"]
+        return root.findtext("title") or "", root.findtext("message") or ""
+    body = response.json()
+    assert list(body) == ["error"] and sorted(body["error"]) == ["message", "title"], body
+    return body["error"]["title"], body["error"]["message"]
+
+
+def xml_root(response: httpx.Response) -> Element:
+    assert response.headers["content-type"].startswith("application/xml")
+    return ElementTree.fromstring(response.content)  # type: ignore[no-any-return]

@@ -1,0 +1,669 @@
+"""The pure decoders: every quirk of the notes, every error shape, and bodies that are junk.
+
+Cases are data: each row is (decoder, body as the site would send it, expected record). JSON
+and XML bodies go through the same ``load_document`` the client uses, so a row checks both
+the format handling and the decoder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reconciler.api import decode
+from reconciler.api.errors import (
+    AuthenticationError,
+    InvalidRequest,
+    NotFound,
+    PermissionDenied,
+    ProtocolError,
+    RateLimited,
+    ServerError,
+    SiteError,
+    SiteRefusal,
+)
+from reconciler.api.records import (
+    GroupCreated,
+    LocationEntry,
+    LocationPermissions,
+    MembershipChange,
+    UserInfo,
+    UserSummary,
+    WorkspaceEntry,
+    WorkspaceInfo,
+    WorkspaceMember,
+    WorkspaceRef,
+)
+from reconciler.api.xmlcodec import load_document
+
+Decoder = Callable[[object], Any]
+
+ALL_PERMISSIONS = frozenset(
+    {
+        "upload_files",
+        "batch_upload_files",
+        "download_files",
+        "batch_download_files",
+        "delete_files",
+        "batch_delete_files",
+        "send_files",
+        "send_files_non_user",
+        "move_copy_files",
+        "batch_move_copy_files",
+        "create_folders",
+        "rename_files",
+    }
+)
+
+
+def payload(body: str | dict[str, Any]) -> Any:
+    """The value under the single top-level key of a JSON or XML body."""
+    raw = json.dumps(body).encode() if isinstance(body, dict) else body.encode()
+    document = load_document(raw, method="test")
+    assert len(document) == 1
+    return next(iter(document.values()))
+
+
+USER_INFO_JSON = {
+    "userInfo": {
+        "id": 1001,
+        "username": "alice",
+        "firstName": "Alice",
+        "lastName": "Archer",
+        "email": "alice@acme.example",
+        "organization": None,
+        "phone": "",
+        "phoneExt": None,
+        "created": "04/07/15 at 09:05 am EDT",
+        "modified": "04/07/15 at 09:05 am EDT",
+        "admin": 0,
+        "uploadFiles": 1,
+        "batchUploadFiles": "1",
+        "downloadFiles": 1,
+        "renameFiles": 0,
+        "uploadNotifications": 1,
+        "downloadNotifications": 0,
+        "workspaces": [
+            {"workspace": {"id": 7, "name": "Team A"}},
+            {"workspace": {"id": "8", "name": "Team B"}},
+        ],
+    }
+}
+USER_INFO_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<userInfo><id>1001</id><username>alice</username><firstName>Alice</firstName>
+<lastName>Archer</lastName><email>alice@acme.example</email><organization/>
+<phoneExt>null</phoneExt><admin>0</admin><uploadFiles>1</uploadFiles>
+<batchUploadFiles>1</batchUploadFiles><downloadFiles>1</downloadFiles><renameFiles>0</renameFiles>
+<uploadNotifications>1</uploadNotifications><downloadNotifications>0</downloadNotifications>
+<workspaces><workspace><id>7</id><name>Team A</name></workspace>
+<workspace><id>8</id><name>Team B</name></workspace></workspaces></userInfo>"""
+ALICE = UserInfo(
+    id=1001,
+    username="alice",
+    email="alice@acme.example",
+    first_name="Alice",
+    last_name="Archer",
+    admin=False,
+    permissions=frozenset({"upload_files", "batch_upload_files", "download_files"}),
+    notifications=frozenset({"upload_notifications"}),
+    workspaces=(WorkspaceRef(7, "Team A"), WorkspaceRef(8, "Team B")),
+)
+BARE_USER = UserInfo(1, "admin", "", None, None, True, frozenset(), frozenset(), ())
+
+LOCATION_XML = """<usersLocationAccess>
+<user><id>1</id><username>admin</username><email>a@x</email><admin>1</admin><uType>1</uType>
+<subAdmin>null</subAdmin></user>
+<user><id>501</id><username>old-contractors</username><email/><admin>0</admin><uType>0</uType></user>
+</usersLocationAccess>"""
+LOCATION_ENTRIES = (
+    LocationEntry(1, "admin", "a@x", is_group=False, admin=True),
+    LocationEntry(501, "old-contractors", None, is_group=True, admin=False),
+)
+
+WS_ENTRY = {"id": 3, "workspaceName": "Team A", "workspacePath": "/Team_A_workspace/", "listed": 1}
+TEAM_A = WorkspaceEntry(3, "Team A", "/Team_A_workspace/", True)
+
+WORKSPACE_INFO_JSON = {
+    "workspaceInfo": {
+        "id": "3",
+        "name": "Team A",
+        "path": "/Team_A_workspace/",
+        "created": "04/07/15 at 09:05 am EDT",
+        "users": [{"user": {"id": 1001, "username": "alice", "email": "alice@acme.example"}}],
+        "workspaceOverridePermissions": {"uploadFiles": 1, "downloadFiles": "1", "renameFiles": 0},
+        "workspaceOverrideNotifications": {"uploadNotifications": 0, "downloadNotifications": 1},
+    }
+}
+WORKSPACE_INFO_XML = """<workspaceInfo><id>3</id><name>Team A</name><path>/Team_A_workspace/</path>
+<users><user><id>1001</id><username>alice</username><email>alice@acme.example</email></user></users>
+<workspaceOverridePermissions><uploadFiles>1</uploadFiles><downloadFiles>1</downloadFiles>
+</workspaceOverridePermissions><workspaceOverrideNotifications><uploadNotifications>0
+</uploadNotifications><downloadNotifications>1</downloadNotifications>
+</workspaceOverrideNotifications></workspaceInfo>"""
+TEAM_A_INFO = WorkspaceInfo(
+    3,
+    "Team A",
+    "/Team_A_workspace/",
+    (WorkspaceMember(1001, "alice", "alice@acme.example"),),
+    frozenset({"upload_files", "download_files"}),
+    frozenset({"download_notifications"}),
+)
+
+add_to_group = decode.membership_decoder("add_to_user_group", "addToUserGroup")
+remove_from_ws = decode.membership_decoder("remove_from_workspace", "removeFromWorkspace")
+
+CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
+    ("user_info json", decode.decode_user_info, USER_INFO_JSON, ALICE),
+    ("user_info xml", decode.decode_user_info, USER_INFO_XML, ALICE),
+    (
+        "user_info minimal, optional fields missing",
+        decode.decode_user_info,
+        {"userInfo": {"id": "1", "username": "admin", "admin": "1"}},
+        BARE_USER,
+    ),
+    (
+        "user_info xml, empty workspaces element",
+        decode.decode_user_info,
+        "<userInfo><id>1</id><username>admin</username><admin>1</admin><workspaces/></userInfo>",
+        BARE_USER,
+    ),
+    (
+        "user_info, one unwrapped workspace",
+        decode.decode_user_info,
+        {
+            "userInfo": {
+                "id": 1,
+                "username": "admin",
+                "admin": 1,
+                "workspaces": {"id": 7, "name": "X"},
+            }
+        },
+        UserInfo(
+            1, "admin", "", None, None, True, frozenset(), frozenset(), (WorkspaceRef(7, "X"),)
+        ),
+    ),
+    (
+        "user_list page, wrapped and unwrapped",
+        decode.decode_user_list,
+        {
+            "userList": {
+                "users": [
+                    {"user": {"id": 1, "username": "a", "email": "a@x", "admin": 1}},
+                    {"id": "2", "siteId": 9, "username": "b", "email": "b@x", "firstName": "B"},
+                ]
+            }
+        },
+        (UserSummary(1, "a", "a@x", admin=True), UserSummary(2, "b", "b@x", first_name="B")),
+    ),
+    (
+        "user_list xml",
+        decode.decode_user_list,
+        "<userList><users><user><id>2</id><username>b</username><email>b@x</email>"
+        "<lastName>null</lastName></user></users></userList>",
+        (UserSummary(2, "b", "b@x"),),
+    ),
+    ("user_list xml empty", decode.decode_user_list, "<userList><users/></userList>", ()),
+    ("user_list json empty", decode.decode_user_list, {"userList": {"users": []}}, ()),
+    ("location access xml", decode.decode_users_location_access, LOCATION_XML, LOCATION_ENTRIES),
+    (
+        "location access json",
+        decode.decode_users_location_access,
+        {
+            "usersLocationAccess": [
+                {"id": 1, "username": "admin", "email": "a@x", "admin": 1, "uType": 1},
+                {"id": "501", "username": "old-contractors", "email": None, "uType": "0"},
+            ]
+        },
+        LOCATION_ENTRIES,
+    ),
+    (
+        "location access xml empty",
+        decode.decode_users_location_access,
+        "<usersLocationAccess/>",
+        (),
+    ),
+    (
+        "location access xml null",
+        decode.decode_users_location_access,
+        "<usersLocationAccess>null</usersLocationAccess>",
+        (),
+    ),
+    (
+        "location access json null",
+        decode.decode_users_location_access,
+        {"usersLocationAccess": None},
+        (),
+    ),
+    (
+        "permissions of an admin: nulls",
+        decode.decode_user_permissions_location,
+        {"userPermissionsLocation": {"userId": 1, "admin": None, "uploadFiles": None}},
+        LocationPermissions(1, None, dict.fromkeys(sorted(ALL_PERMISSIONS))),
+    ),
+    (
+        "permissions xml: null text and numbers",
+        decode.decode_user_permissions_location,
+        "<userPermissionsLocation><userId>2</userId><admin>0</admin><uploadFiles>1</uploadFiles>"
+        "<deleteFiles>0</deleteFiles><renameFiles>null</renameFiles></userPermissionsLocation>",
+        LocationPermissions(
+            2,
+            False,
+            {**dict.fromkeys(ALL_PERMISSIONS), "upload_files": True, "delete_files": False},
+        ),
+    ),
+    (
+        "workspace_list current form",
+        decode.decode_workspace_list,
+        {"workspaceList": {"workspaces": [WS_ENTRY], "totalWorkspaces": 1}},
+        (TEAM_A,),
+    ),
+    (
+        "workspace_list legacy bare list",
+        decode.decode_workspace_list,
+        {"workspaceList": [WS_ENTRY]},
+        (TEAM_A,),
+    ),
+    (
+        "workspace_list wrapped entries",
+        decode.decode_workspace_list,
+        {"workspaceList": {"workspaces": [{"workspace": WS_ENTRY}], "totalWorkspaces": "1"}},
+        (TEAM_A,),
+    ),
+    (
+        "workspace_list xml current form",
+        decode.decode_workspace_list,
+        "<workspaceList><workspaces><workspace><id>3</id><workspaceName>Team A</workspaceName>"
+        "<workspacePath>/Team_A_workspace/</workspacePath><listed>1</listed></workspace>"
+        "</workspaces><totalWorkspaces>1</totalWorkspaces></workspaceList>",
+        (TEAM_A,),
+    ),
+    (
+        "workspace_list xml legacy",
+        decode.decode_workspace_list,
+        "<workspaceList><workspace><id>3</id><workspaceName>Team A</workspaceName>"
+        "<workspacePath>/Team_A_workspace/</workspacePath><listed>1</listed></workspace>"
+        "</workspaceList>",
+        (TEAM_A,),
+    ),
+    (
+        "workspace_list xml empty",
+        decode.decode_workspace_list,
+        "<workspaceList><workspaces/><totalWorkspaces>0</totalWorkspaces></workspaceList>",
+        (),
+    ),
+    ("workspace_list xml legacy empty", decode.decode_workspace_list, "<workspaceList/>", ()),
+    (
+        "workspace_list, path missing: derived",
+        decode.decode_workspace_list,
+        {"workspaceList": [{"id": 3, "workspaceName": "Team A"}]},
+        (WorkspaceEntry(3, "Team A", "/Team_A_workspace/", None),),
+    ),
+    ("workspace_info json", decode.decode_workspace_info, WORKSPACE_INFO_JSON, TEAM_A_INFO),
+    ("workspace_info xml", decode.decode_workspace_info, WORKSPACE_INFO_XML, TEAM_A_INFO),
+    (
+        "workspace_info without overrides or users",
+        decode.decode_workspace_info,
+        "<workspaceInfo><id>3</id><name>Team A</name><users/><workspaceOverridePermissions/>"
+        "</workspaceInfo>",
+        WorkspaceInfo(3, "Team A", "/Team_A_workspace/", (), frozenset(), frozenset()),
+    ),
+    (
+        "workspace_add one id",
+        decode.decode_workspace_add,
+        {"workspaceAdd": {"workspaceId": 12}},
+        (12,),
+    ),
+    (
+        "workspace_add list",
+        decode.decode_workspace_add,
+        {"workspaceAdd": {"workspaceId": [12, "13"]}},
+        (12, 13),
+    ),
+    (
+        "workspace_add comma string",
+        decode.decode_workspace_add,
+        {"workspaceAdd": {"workspaceId": "12,13"}},
+        (12, 13),
+    ),
+    (
+        "workspace_add xml comma text",
+        decode.decode_workspace_add,
+        "<workspaceAdd><workspaceId>12,13</workspaceId></workspaceAdd>",
+        (12, 13),
+    ),
+    (
+        "workspace_add xml repeated elements",
+        decode.decode_workspace_add,
+        "<workspaceAdd><workspaceId>12</workspaceId><workspaceId>13</workspaceId></workspaceAdd>",
+        (12, 13),
+    ),
+    (
+        "workspace_delete",
+        decode.decode_workspace_delete,
+        {"workspaceDelete": {"workspaceId": "12"}},
+        12,
+    ),
+    (
+        "user_group_add comma string",
+        decode.decode_user_group_add,
+        {"userGroupAdd": {"userGroupId": 77, "userGroupMembers": "4561,4567"}},
+        GroupCreated(77, (4561, 4567)),
+    ),
+    (
+        "user_group_add list",
+        decode.decode_user_group_add,
+        {"userGroupAdd": {"userGroupId": "77", "userGroupMembers": [4561, "4567"]}},
+        GroupCreated(77, (4561, 4567)),
+    ),
+    (
+        "user_group_add single integer",
+        decode.decode_user_group_add,
+        {"userGroupAdd": {"userGroupId": 77, "userGroupMembers": 4561}},
+        GroupCreated(77, (4561,)),
+    ),
+    (
+        "user_group_add no members (xml empty element)",
+        decode.decode_user_group_add,
+        "<userGroupAdd><userGroupId>77</userGroupId><userGroupMembers/></userGroupAdd>",
+        GroupCreated(77, ()),
+    ),
+    (
+        "user_group_delete",
+        decode.decode_user_group_delete,
+        {"userGroupDeleted": {"userGroupId": 77}},
+        77,
+    ),
+    (
+        "add_to_user_group",
+        add_to_group,
+        {"addToUserGroup": {"userId": 1001, "userGroupIds": "77, 78"}},
+        MembershipChange(1001, (77, 78)),
+    ),
+    (
+        "remove_from_workspace xml",
+        remove_from_ws,
+        "<removeFromWorkspace><userId>1001</userId><userWorkspaceIds>3</userWorkspaceIds>"
+        "</removeFromWorkspace>",
+        MembershipChange(1001, (3,)),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("decoder", "body", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_decoders_tolerate_every_published_quirk(
+    decoder: Decoder, body: str | dict[str, Any], expected: object
+) -> None:
+    assert decoder(payload(body)) == expected
+
+
+BAD_PAYLOADS: list[tuple[str, Decoder, object, str]] = [
+    ("id not a number", decode.decode_user_info, {"id": "abc", "username": "a"}, "userInfo.id"),
+    ("id missing", decode.decode_user_info, {"username": "a"}, "userInfo.id"),
+    ("id is a bool", decode.decode_user_info, {"id": True, "username": "a"}, "userInfo.id"),
+    ("username missing", decode.decode_user_info, {"id": 1}, "userInfo.username"),
+    ("payload is a string", decode.decode_user_info, "oops", "userInfo"),
+    (
+        "flag is a word",
+        decode.decode_user_info,
+        {"id": 1, "username": "a", "admin": "yes"},
+        "admin",
+    ),
+    (
+        "workspaces is a number",
+        decode.decode_user_info,
+        {"id": 1, "username": "a", "workspaces": 5},
+        "workspaces",
+    ),
+    ("entry is a list", decode.decode_user_list, {"users": [[1, 2]]}, "userList.users[0]"),
+    ("huge id", decode.decode_workspace_delete, {"workspaceId": "9" * 5000}, "workspaceId"),
+    ("unicode digits", decode.decode_workspace_delete, {"workspaceId": "²"}, "workspaceId"),
+    ("ids with junk", decode.decode_workspace_add, {"workspaceId": "12,x"}, "workspaceId"),
+    ("workspace list a number", decode.decode_workspace_list, 42, "workspaceList"),
+    ("location entry without id", decode.decode_users_location_access, [{"username": "a"}], "id"),
+    (
+        "override flags as a list",
+        decode.decode_workspace_info,
+        {"id": 1, "name": "A", "workspaceOverridePermissions": [1, 2]},
+        "workspaceOverridePermissions",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("decoder", "value", "field"), [c[1:] for c in BAD_PAYLOADS], ids=[c[0] for c in BAD_PAYLOADS]
+)
+def test_unreadable_success_bodies_are_protocol_errors_naming_the_field(
+    decoder: Decoder, value: object, field: str
+) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decoder(value)
+    assert field in caught.value.message
+    assert caught.value.hint and "API" in caught.value.hint
+
+
+# --- error bodies and classification ------------------------------------------------------
+
+CLASSIFY: list[tuple[int, str, str, type[SiteRefusal]]] = [
+    (
+        401,
+        "Authentication Failed",
+        "The signature does not match the request.",
+        AuthenticationError,
+    ),
+    (403, "User Info Failed", "You must be an administrator to call this method", PermissionDenied),
+    (404, "Workspace Delete Failed", "There is no workspace with ID 9.", NotFound),
+    (400, "Workspace Add Failed", "name is too long", InvalidRequest),
+    (422, "Workspace Add Failed", "name is too long", InvalidRequest),
+    (429, "Too Many Requests", "Slow down", RateLimited),
+    (500, "User Info Failed", "Please try again or contact customer support.", ServerError),
+    (503, "Anything", "", ServerError),
+    # status 200 (or an unusual code): the words decide
+    (200, "Authentication Failed", "The api_key is not known to this site.", AuthenticationError),
+    (200, "Authentication Failed", "The timestamp is 900 seconds behind", AuthenticationError),
+    (200, "Invalid Request", "signature must be the last parameter.", InvalidRequest),
+    (
+        200,
+        "Workspace Listing Failed",
+        "You must be an administrator to call this method",
+        PermissionDenied,
+    ),
+    (
+        200,
+        "You do not have access privileges for this location",
+        "Please try a different location or speak to an administrator",
+        PermissionDenied,
+    ),
+    (200, "User Does Not Exist", "Please contact your site administrator.", NotFound),
+    (200, "User Info Failed", "There is no user with ID 9999.", NotFound),
+    (200, "Rate Limit Exceeded", "Too many requests", RateLimited),
+    (200, "User Group Add Failed", "Please try again or contact customer support.", ServerError),
+    (200, "Internal Server Error", "", ServerError),
+    (200, "Workspace Add Failed", "name must be at most 40 characters", InvalidRequest),
+    (418, "Odd", "nothing known", InvalidRequest),
+]
+
+
+@pytest.mark.parametrize(("status", "title", "message", "expected"), CLASSIFY)
+def test_classify_by_status_when_informative_else_by_words(
+    status: int, title: str, message: str, expected: type[SiteRefusal]
+) -> None:
+    assert decode.classify(status, title, message) is expected
+
+
+def _answer(body: bytes | str | dict[str, Any], status: int = 200, **kw: Any) -> decode.Answer:
+    if isinstance(body, dict):
+        body = json.dumps(body)
+    content = body.encode() if isinstance(body, str) else body
+    return decode.Answer("user_info", status, content, **kw)
+
+
+def _refusal(answer: decode.Answer) -> SiteError:
+    with pytest.raises(SiteError) as caught:
+        decode.success_payload(answer, ("userInfo",))
+    return caught.value
+
+
+def test_an_error_body_with_200_is_a_refusal_with_stray_quotes_stripped() -> None:
+    body = {
+        "error": {"title": " 'User Group Add Failed", "message": "You must be an administrator"}
+    }
+    error = _refusal(_answer(body))
+    assert isinstance(error, PermissionDenied)
+    assert error.title == "User Group Add Failed"
+    assert "user_info" in error.message and "You must be an administrator" in error.message
+    assert error.hint == decode.HINTS[PermissionDenied]
+
+
+def test_xml_error_body_is_the_same_refusal() -> None:
+    body = (
+        "<error><title>Authentication Failed</title>"
+        "<message>The timestamp is 400 seconds ahead of the site's clock</message></error>"
+    )
+    error = _refusal(_answer(body, 401))
+    assert isinstance(error, AuthenticationError)
+    assert error.hint is not None and "clock" in error.hint
+
+
+def test_a_bad_signature_suggests_checking_the_credentials() -> None:
+    error = _refusal(
+        _answer({"error": {"title": "Authentication Failed", "message": "bad signature"}}, 401)
+    )
+    assert error.hint is not None and "SITE_API_SECRET" in error.hint
+
+
+def test_rate_limited_carries_retry_after() -> None:
+    error = _refusal(_answer({"error": {"title": "x", "message": "y"}}, 429, retry_after=2.0))
+    assert isinstance(error, RateLimited) and error.retry_after == 2.0
+    assert error.hint is not None and "--rate-limit" in error.hint
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"), [(502, ServerError), (503, ServerError), (429, RateLimited)]
+)
+def test_a_proxy_page_with_a_telling_status_is_classified_by_status(
+    status: int, expected: type[SiteError]
+) -> None:
+    error = _refusal(_answer("<html><body>Bad gateway</body></html>", status))
+    assert type(error) is expected
+
+
+JUNK: list[tuple[str, bytes | str | dict[str, Any], int]] = [
+    ("html 404 page", "<!DOCTYPE html><html><body>Not Found</body></html>", 404),
+    ("html 200 page", "<html><body>Welcome</body></html>", 200),
+    ("plain text", "OK", 200),
+    ("empty body", "", 200),
+    ("truncated json", '{"userInfo": {"id": 1, "user', 200),
+    ("truncated xml", "<userInfo><id>1</id><user", 200),
+    ("json array", "[1, 2, 3]", 200),
+    ("json string", '"userInfo"', 200),
+    ("other key", {"somethingElse": {}}, 200),
+    ("invalid utf-8", b'{"userInfo": "\xff\xfe"}', 200),
+    ("deep json", "[" * 100_000 + "]" * 100_000, 200),
+    ("deep xml", "<a>" * 200 + "</a>" * 200, 200),
+    ("redirect page", "", 302),
+    (
+        "billion laughs",
+        '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+        '<!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">'
+        '<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>'
+        "<userInfo><id>&lol3;</id></userInfo>",
+        200,
+    ),
+    (
+        "external entity",
+        '<?xml version="1.0"?><!DOCTYPE u [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        "<userInfo><id>&x;</id></userInfo>",
+        200,
+    ),
+    ("bare dtd", '<!DOCTYPE userInfo SYSTEM "x.dtd"><userInfo><id>1</id></userInfo>', 200),
+]
+
+
+@pytest.mark.parametrize(("body", "status"), [c[1:] for c in JUNK], ids=[c[0] for c in JUNK])
+def test_a_body_that_is_neither_success_nor_error_is_a_protocol_error(
+    body: bytes | str | dict[str, Any], status: int
+) -> None:
+    error = _refusal(_answer(body, status))
+    assert type(error) is ProtocolError
+    assert error.message.startswith("user_info:")
+    assert error.hint is not None and "URL" in error.hint
+
+
+def test_success_payload_accepts_alternative_keys() -> None:
+    answer = decode.Answer("user_group_delete", 200, b'{"userGroupDelete": {"userGroupId": 5}}')
+    assert decode.success_payload(answer, ("userGroupDeleted", "userGroupDelete")) == {
+        "userGroupId": 5
+    }
+
+
+# --- fuzz: nothing but records and ProtocolError comes out --------------------------------
+
+DECODERS: list[Decoder] = [c[1] for c in CASES]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "username",
+                    "email",
+                    "admin",
+                    "uType",
+                    "workspaces",
+                    "users",
+                    "userId",
+                    "workspaceId",
+                    "userGroupId",
+                    "userGroupMembers",
+                    "userGroupIds",
+                    "workspace",
+                    "user",
+                    "workspaceName",
+                    "name",
+                    "uploadFiles",
+                    "workspaceOverridePermissions",
+                    "totalWorkspaces",
+                ]
+            )
+            | st.text(max_size=5),
+            inner,
+            max_size=6,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values, which=st.integers(min_value=0, max_value=len(DECODERS) - 1))
+def test_random_payloads_decode_or_raise_protocol_error(value: object, which: int) -> None:
+    with contextlib.suppress(ProtocolError):
+        DECODERS[which](value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.binary(max_size=64) | st.text(max_size=64).map(str.encode),
+    status=st.sampled_from([200, 400, 401, 404, 418, 429, 500, 503]),
+)
+def test_random_bodies_give_a_payload_or_a_site_error(body: bytes, status: int) -> None:
+    with contextlib.suppress(SiteError):
+        decode.success_payload(decode.Answer("user_info", status, body), ("userInfo",))
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=json_values)
+def test_random_documents_give_a_payload_or_a_site_error(value: object) -> None:
+    body = json.dumps({"error": value} if isinstance(value, dict) else value).encode()
+    with contextlib.suppress(SiteError):
+        decode.success_payload(decode.Answer("user_info", 200, body), ("userInfo",))

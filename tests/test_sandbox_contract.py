@@ -1,0 +1,167 @@
+"""Every method, in JSON and XML, with each kind of caller: the reference's keys and titles.
+
+One table row per method holds a valid call; the tests drive each row as an administrator,
+as a non-administrator, with a bad signature, with a stale timestamp and with an unknown key.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.support.sandbox_site import ADMIN, VIEWER, error_of, sandbox_site, xml_root
+
+pytestmark = pytest.mark.anyio
+
+ADMIN_REQUIRED = "You must be an administrator to call this method"
+NO_ACCESS_TITLE = "You do not have access privileges for this location"
+NO_ACCESS_MESSAGE = "Please try a different location or speak to an administrator"
+
+# method, valid parameters (example seed), success key, title of a refusal
+METHODS = [
+    ("user_info", {"user_id": 1001}, "userInfo", "User Info Failed"),
+    ("user_list", {}, "userList", "User List Failed"),
+    ("users_location_access", {"path": "/"}, "usersLocationAccess", None),
+    ("user_permissions_location", {"path": "/"}, "userPermissionsLocation", None),
+    ("workspace_list", {}, "workspaceList", "Workspace Listing Failed"),
+    ("workspace_info", {"workspace_id": 1}, "workspaceInfo", "Workspace Info Failed"),
+    ("workspace_add", {"name": "New One"}, "workspaceAdd", "Workspace Add Failed"),
+    ("workspace_delete", {"workspace_id": 1}, "workspaceDelete", "Workspace Delete Failed"),
+    ("user_group_add", {"name": "crew"}, "userGroupAdd", "User Group Add Failed"),
+    ("user_group_delete", {"user_group_id": 1}, "userGroupDeleted", "User Group Delete Failed"),
+    (
+        "add_to_user_group",
+        {"user_id": 1001, "user_group_ids": "1"},
+        "addToUserGroup",
+        "Add User to User Group Failed",
+    ),
+    (
+        "remove_from_user_group",
+        {"user_id": 1011, "user_group_ids": "1"},
+        "removeFromUserGroup",
+        "Remove User from User Group Failed",
+    ),
+    (
+        "add_to_workspace",
+        {"user_id": 1001, "user_workspace_ids": "1"},
+        "addToWorkspace",
+        "Add User to Workspace Failed",
+    ),
+    (
+        "remove_from_workspace",
+        {"user_id": 1042, "user_workspace_ids": "1"},
+        "removeFromWorkspace",
+        "Remove User from Workspace Failed",
+    ),
+]
+OPEN_TO_OTHERS = {"workspace_list", "users_location_access", "user_permissions_location"}
+ADMIN_ONLY_METHODS = [row for row in METHODS if row[0] not in OPEN_TO_OTHERS]
+FORMATS = pytest.mark.parametrize("xml", [False, True], ids=["json", "xml"])
+EACH_METHOD = pytest.mark.parametrize(
+    ("method", "params", "key", "title"), METHODS, ids=[row[0] for row in METHODS]
+)
+
+
+@FORMATS
+@EACH_METHOD
+async def test_an_administrator_gets_the_success_key(method, params, key, title, xml) -> None:
+    async with sandbox_site() as site:
+        response = await site.call(method, params, xml=xml)
+    assert response.status_code == 200, response.text
+    if xml:
+        assert xml_root(response).tag == key
+    else:
+        assert response.headers["content-type"] == "application/json"
+        assert list(response.json()) == [key]
+
+
+@FORMATS
+@pytest.mark.parametrize(
+    ("method", "params", "key", "title"),
+    ADMIN_ONLY_METHODS,
+    ids=[row[0] for row in ADMIN_ONLY_METHODS],
+)
+async def test_a_non_administrator_is_refused_with_the_methods_title(
+    method, params, key, title, xml
+) -> None:
+    async with sandbox_site() as site:
+        response = await site.call(method, params, who=VIEWER, xml=xml)
+        assert response.status_code == 403
+        assert error_of(response) == (title, ADMIN_REQUIRED)
+        assert (await site.state())["workspaces"][0]["members"] == [1019, 1042]  # unchanged
+
+
+@FORMATS
+async def test_a_non_administrator_is_refused_workspace_list_by_default(xml) -> None:
+    async with sandbox_site() as site:
+        response = await site.call("workspace_list", who=VIEWER, xml=xml)
+    assert response.status_code == 403
+    assert error_of(response) == ("Workspace Listing Failed", ADMIN_REQUIRED)
+
+
+@FORMATS
+async def test_a_non_administrator_has_no_access_to_the_root(xml) -> None:
+    async with sandbox_site() as site:
+        response = await site.call("users_location_access", {"path": "/"}, who=VIEWER, xml=xml)
+    assert response.status_code == 403
+    assert error_of(response) == (NO_ACCESS_TITLE, NO_ACCESS_MESSAGE)
+
+
+@FORMATS
+async def test_a_non_administrator_gets_own_permissions(xml) -> None:
+    async with sandbox_site() as site:
+        response = await site.call("user_permissions_location", {"path": "/"}, who=VIEWER, xml=xml)
+    assert response.status_code == 200
+    if xml:
+        assert xml_root(response).findtext("userId") == "2"
+    else:
+        assert response.json()["userPermissionsLocation"]["userId"] == 2
+
+
+@FORMATS
+@EACH_METHOD
+async def test_a_bad_signature_is_refused(method, params, key, title, xml) -> None:
+    wrong = type(ADMIN)(ADMIN.api_key, "not-the-secret")
+    async with sandbox_site() as site:
+        response = await site.call(method, params, who=wrong, xml=xml)
+        assert (await site.state())["workspaces"][0]["members"] == [1019, 1042]
+    assert response.status_code == 401
+    found_title, message = error_of(response)
+    assert found_title == "Authentication Failed"
+    assert "signature does not match" in message
+
+
+@FORMATS
+@EACH_METHOD
+async def test_a_stale_timestamp_is_refused(method, params, key, title, xml) -> None:
+    async with sandbox_site() as site:
+        response = await site.call(method, params, xml=xml, timestamp=int(time.time()) - 400)
+    assert response.status_code == 401
+    found_title, message = error_of(response)
+    assert found_title == "Authentication Failed"
+    assert "check the clock of the calling machine" in message.lower()
+    assert "behind" in message
+
+
+@FORMATS
+@EACH_METHOD
+async def test_an_unknown_api_key_is_refused(method, params, key, title, xml) -> None:
+    stranger = type(ADMIN)("no-such-key", "whatever")
+    async with sandbox_site() as site:
+        response = await site.call(method, params, who=stranger, xml=xml)
+    assert response.status_code == 401
+    found_title, message = error_of(response)
+    assert found_title == "Authentication Failed"
+    assert "api_key is not known" in message
+
+
+@FORMATS
+@pytest.mark.parametrize("method", ["user_add", "user_delete"])
+async def test_user_add_and_delete_say_they_are_not_emulated(method, xml) -> None:
+    async with sandbox_site() as site:
+        response = await site.call(method, {"user_id": 1001}, xml=xml)
+    assert response.status_code == 400
+    title, message = error_of(response)
+    assert title == ("User Add Failed" if method == "user_add" else "User Delete Failed")
+    assert f"{method} is not emulated" in message
