@@ -186,3 +186,16 @@ def test_invalid_manifest_reads_nothing(site: LoopbackSite) -> None:
     result = site.run("plan", "m.yaml")
     assert result.returncode == EXIT_ERROR
     assert site.control("calls")["total"] == 0
+
+
+def test_saved_plan_with_deletions_and_member_changes_applies(site: LoopbackSite) -> None:
+    workspaces = [{"name": n, "users": ["alice"]} for n in ("Stay", "Go")]
+    site.write_manifest("m.yaml", manifest(workspaces))
+    assert site.run("apply", "m.yaml", "--auto-approve").returncode == EXIT_OK
+    changed = [{"name": "Stay", "users": ["alice", "bob"]}]
+    site.write_manifest("m.yaml", manifest(changed, policy={"prune": True}))
+    assert site.run("plan", "m.yaml", "-o", "p.json").returncode == EXIT_OK
+    applied = site.run("apply", "p.json", "--auto-approve")
+    assert applied.returncode == EXIT_OK, applied.stderr
+    live = site.workspaces()
+    assert "Go" not in live and sorted(live["Stay"]["members"]) == [1001, 1002]

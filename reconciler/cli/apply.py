@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 
 import click
 
-from reconciler.cli import cli
+from reconciler.api.client import ClientStats
+from reconciler.cli import EXIT_CODES_HELP, cli
 from reconciler.cli.manifest_input import load_desired
-from reconciler.cli.options import SiteOptions, site_options
+from reconciler.cli.options import SiteOptions, replace_option, site_options
 from reconciler.cli.plan import render_plan, warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.target import open_site
@@ -28,6 +30,8 @@ from reconciler.engine.workflow import (
     make_plan,
 )
 from reconciler.errors import EXIT_ERROR, EXIT_OK, ReconcilerError, RefusedForSafety
+
+STARTED = time.monotonic()  # the command's start: the summary reports the whole run's time
 
 
 def is_plan_file(path: Path) -> bool:
@@ -57,17 +61,18 @@ def _approve(plan: Plan, auto_approve: bool) -> None:
         raise RefusedForSafety("Not applied: the changes were not approved.")
 
 
-def _report(report: ApplyReport) -> int:
+def _report(report: ApplyReport, stats: ClientStats, seconds: float) -> int:
+    """What was done, what was not and why, and what the whole command cost."""
     for outcome in report.outcomes:
         if outcome.status != "done":
             click.echo(f"  {outcome.status}: {outcome.action.summary}: {outcome.detail}", err=True)
-    calls = ", ".join(f"{m} {n}" for m, n in sorted(report.calls.items())) or "none"
-    done = report.count("done")
+    writes = ", ".join(f"{m} {n}" for m, n in sorted(report.calls.items())) or "none"
+    reads = stats.total - sum(report.calls.values())
     click.echo(
-        f"\nApply {'complete' if report.complete else 'INCOMPLETE'}: {done} done, "
+        f"\nApply {'complete' if report.complete else 'INCOMPLETE'}: {report.count('done')} done, "
         f"{report.count('failed')} failed, {report.count('skipped')} skipped, "
-        f"{report.count('unknown')} of unknown outcome. "
-        f"{sum(report.calls.values())} API calls ({calls}) in {report.seconds:.1f} s."
+        f"{report.count('unknown')} of unknown outcome. API calls: {stats.total} "
+        f"({reads} reads; writes: {writes}). Time: {seconds:.1f} s."
     )
     if report.complete:
         return EXIT_OK
@@ -116,7 +121,7 @@ async def _apply_saved(path: Path, opts: SiteOptions, force: bool, auto_approve:
 async def _execute(plan: Plan, site: Site, state: SiteState, progress: TerminalProgress) -> int:
     progress.expect(len(plan.data["actions"]))
     report = await execute(plan, site, state, progress.action_done)
-    return _report(report)
+    return _report(report, site.client.stats, time.monotonic() - STARTED)
 
 
 def _read(path: Path) -> str:
@@ -126,7 +131,7 @@ def _read(path: Path) -> str:
         raise ReconcilerError(f"Cannot read the plan file {path}: {exc}.") from None
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("source", type=click.Path(exists=True, path_type=Path), nargs=-1, required=True)
 @site_options
 @click.option(
@@ -135,13 +140,7 @@ def _read(path: Path) -> str:
     help="Apply without asking (for pipelines). Without it, apply asks on a terminal "
     "and refuses (exit 3) when there is none.",
 )
-@click.option(
-    "--replace",
-    multiple=True,
-    metavar="NAME",
-    help="With a manifest: allow this workspace to be deleted and re-created so its "
-    "root_access or overrides can change. DESTROYS ALL ITS FILES.",
-)
+@replace_option
 @click.option(
     "--force",
     is_flag=True,

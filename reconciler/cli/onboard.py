@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli import cli
+from reconciler.cli import EXIT_CODES_HELP, cli
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, site_options
 from reconciler.cli.progress import TerminalProgress
@@ -59,7 +59,7 @@ async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
         )
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES_HELP)
 @site_options
 @click.option(
     "-o",
@@ -104,7 +104,7 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool) -> int:
     return EXIT_OK
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @site_options
 def adopt(paths: tuple[str, ...], site_opts: SiteOptions) -> int:

@@ -111,3 +111,21 @@ def site_options(command: F) -> F:
         return command(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+output_format = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for programs, markdown for a pull-request comment.",
+)
+
+replace_option = click.option(
+    "--replace",
+    multiple=True,
+    metavar="NAME",
+    help="Allow this workspace to be deleted and re-created so its root_access or overrides "
+    "can change. DESTROYS ALL ITS FILES. Repeat for several.",
+)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli import cli
+from reconciler.cli import EXIT_CODES_HELP, cli
 from reconciler.cli.manifest_input import load_desired
-from reconciler.cli.options import SiteOptions, site_options
+from reconciler.cli.options import SiteOptions, output_format, replace_option, site_options
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.target import open_site
 from reconciler.engine.drift import drift_report
@@ -22,8 +22,6 @@ from reconciler.render.drift import render_drift_json, render_drift_markdown, re
 from reconciler.render.json import render_json
 from reconciler.render.markdown import render_markdown
 from reconciler.render.text import render_text
-
-FORMATS = click.Choice(["text", "json", "markdown"])
 
 
 async def plan_for(paths: tuple[str, ...], opts: SiteOptions, options: PlanOptions) -> Plan:
@@ -48,7 +46,7 @@ def warn_unused_replace(plan: Plan, replace: tuple[str, ...]) -> None:
         click.echo(f'Warning: --replace "{name}": that workspace needs no replacement.', err=True)
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @site_options
 @click.option(
@@ -57,21 +55,8 @@ def warn_unused_replace(plan: Plan, replace: tuple[str, ...]) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also save the plan (JSON, mode 600) for `reconciler apply PLAN.json`.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=FORMATS,
-    default="text",
-    show_default=True,
-    help="text for people, json for programs, markdown for a pull-request comment.",
-)
-@click.option(
-    "--replace",
-    multiple=True,
-    metavar="NAME",
-    help="Allow this workspace to be deleted and re-created so its root_access or "
-    "overrides can change. DESTROYS ALL ITS FILES. Repeat for several.",
-)
+@output_format
+@replace_option
 @click.option(
     "--force",
     is_flag=True,
@@ -110,17 +95,10 @@ def plan(
     return EXIT_CHANGES if detailed_exitcode and result.has_changes else EXIT_OK
 
 
-@cli.command()
+@cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @site_options
-@click.option(
-    "--format",
-    "fmt",
-    type=FORMATS,
-    default="text",
-    show_default=True,
-    help="text for people, json for programs, markdown for a pull-request comment.",
-)
+@output_format
 def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str) -> int:
     """Report what differs between the site and the manifest, by category.
 

@@ -31,12 +31,13 @@ def fingerprints(
     """The facts of the named objects, as JSON-able data (``None`` = the object is absent)."""
     live_ws: dict[str, list[dict[str, Any]]] = {}
     for ws in live.workspaces:
+        details = ws.details_observed  # members read some other way are partial: not compared
         live_ws.setdefault(ws.name, []).append(
             {
                 "id": ws.id,
-                "users": _sorted_or_none(ws.users),
-                "permissions": _sorted_or_none(ws.permissions),
-                "notifications": _sorted_or_none(ws.notifications),
+                "users": _sorted_or_none(ws.users) if details else None,
+                "permissions": _sorted_or_none(ws.permissions) if details else None,
+                "notifications": _sorted_or_none(ws.notifications) if details else None,
             }
         )
     live_groups: dict[str, list[int]] = {}
@@ -60,6 +61,15 @@ def _group_fact(name: str, live_groups: dict[str, list[int]], state: SiteState) 
         "recorded_id": record.id if record else None,
         "recorded_members": sorted(record.members) if record else None,
     }
+
+
+def detailed_names(facts: dict[str, Any]) -> list[str]:
+    """The workspaces whose details a fingerprint holds: the ones to read again to compare."""
+    return [
+        name
+        for name, items in facts["workspaces"].items()
+        if items and any(item["users"] is not None for item in items)
+    ]
 
 
 def describe_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

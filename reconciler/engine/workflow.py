@@ -16,7 +16,7 @@ from reconciler.engine.adopt import Adoption, adopt
 from reconciler.engine.apply import ApplyReport, Executor, Outcome
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.export import Export, export_site
-from reconciler.engine.facts import describe_changes, fingerprints
+from reconciler.engine.facts import describe_changes, detailed_names, fingerprints
 from reconciler.engine.journal import Journal, discard, recover
 from reconciler.engine.live import LiveReader, Progress
 from reconciler.engine.pending import settle
@@ -151,9 +151,7 @@ async def check_saved_plan(plan: Plan, site: Site, state: SiteState, force: bool
         )
     expects = plan.data["expects"]
     user_ids = [int(uid) for uid in expects["users"]]
-    live = await LiveReader(site.client, site.progress).read(
-        expects["workspaces"], lambda users: user_ids
-    )
+    live = await LiveReader(site.client, site.progress).read(detailed_names(expects))
     settle(state, live)
     now = fingerprints(live, state, expects["workspaces"], expects["groups"], user_ids)
     changed = describe_changes(expects, now)
