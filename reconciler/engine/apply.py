@@ -28,6 +28,7 @@ from reconciler.engine.resolve import resolve_unknown
 from reconciler.engine.state import RecordedGroup, SiteState
 
 Status = Literal["done", "failed", "skipped", "unknown"]
+DELETE_PHASE = PHASES[-1]  # runs only when everything before it completed
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,15 +107,19 @@ class Executor:
         actions = plan.actions
         for phase in PHASES:
             batch = [action for action in actions if action.phase == phase]
-            report.outcomes += await asyncio.gather(*(self._run(action) for action in batch))
+            hold = phase == DELETE_PHASE and not all(o.status == "done" for o in report.outcomes)
+            report.outcomes += await asyncio.gather(*(self._run(a, hold) for a in batch))
         after = self.client.stats.as_dict()["calls"]
         report.calls = {m: n - before.get(m, 0) for m, n in after.items() if n - before.get(m, 0)}
         report.seconds = time.monotonic() - started
         return report
 
-    async def _run(self, action: Action) -> Outcome:
+    async def _run(self, action: Action, hold: bool) -> Outcome:
+        """Run ``action`` unless ``hold`` (deletions after a failure) or a dependency failed."""
         blocked = [dep for dep in action.depends_on if self.status.get(dep) != "done"]
-        if blocked:
+        if hold:
+            outcome = Outcome(action, "skipped", "deletions wait until every other change is done")
+        elif blocked:
             outcome = Outcome(action, "skipped", f"{blocked[0]} did not complete")
         else:
             outcome = await self._perform(action)

@@ -284,7 +284,6 @@ class _Builder:
     # --- deletions ------------------------------------------------------------------------
 
     def deletions(self, workspaces: Iterable[WorkspaceDiff], groups: Iterable[GroupDiff]) -> None:
-        before = tuple(a.id for a in self.actions)
         for diff in workspaces:
             if (
                 diff.status == "extra"
@@ -298,7 +297,6 @@ class _Builder:
                     str(diff.live.id),
                     {"workspace_id": diff.live.id, "name": diff.name, "reason": "prune"},
                     f'delete workspace "{diff.name}" ({DESTROYS_FILES})',
-                    before,
                 )
                 self.change(
                     "workspace", diff.name, "delete", id=diff.live.id, warning=DESTROYS_FILES
@@ -316,7 +314,6 @@ class _Builder:
                     str(group.id),
                     {"group_id": group.id, "name": group.name},
                     f'delete user group "{group.name}"',
-                    before,
                 )
                 self.change("group", group.name, "delete", id=group.id)
 
