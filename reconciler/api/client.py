@@ -22,9 +22,7 @@ Nothing logged or raised here contains a URL's query string or a request body.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import random
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,21 +50,6 @@ from reconciler.api.xmlcodec import PROTOCOL_HINT
 
 T = TypeVar("T")
 log = structlog.get_logger("reconciler.api")
-
-
-def _remember_that_sniffio_is_missing() -> None:
-    """Make httpcore's per-request ``import sniffio`` fail fast when sniffio is not installed.
-
-    httpcore asks sniffio for the async library on every request and falls back to asyncio
-    when the import fails; an import that fails is not cached, so each request searched
-    ``sys.path`` again -- about a quarter of the client's CPU per call in the benchmark.
-    Recording the absence changes nothing else: ``import sniffio`` still raises ImportError.
-    """
-    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]
-
-
-_remember_that_sniffio_is_missing()
 
 
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
