@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from typing import Any
 
@@ -49,15 +50,16 @@ def bench_seed(users: int) -> dict[str, Any]:
 
 
 async def read_users(url: str, calls: int, concurrency: int) -> tuple[float, dict[str, Any]]:
-    """Wall time of ``calls`` concurrent ``user_info`` reads, after a warm-up of one round."""
+    """Wall time of ``calls`` concurrent ``user_info`` reads (after a warm-up round), and the
+    client's stats with its CPU seconds: on a shared machine the ratio depends on free CPU."""
     config = ClientConfig(url, API_KEY, Secret(API_SECRET), concurrency=concurrency)
     async with SiteClient(config) as client:
         await asyncio.gather(*(client.user_info(FIRST_USER_ID + n) for n in range(concurrency)))
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         users = await asyncio.gather(*(client.user_info(FIRST_USER_ID + n) for n in range(calls)))
         wall = time.perf_counter() - started
         assert len({user.id for user in users}) == calls
-        return wall, client.stats.as_dict()
+        return wall, {**client.stats.as_dict(), "cpu": time.process_time() - cpu}
 
 
 def main() -> None:
@@ -68,6 +70,7 @@ def main() -> None:
     args = parser.parse_args()
     configure_logging("console", verbosity=0)
     settings = SandboxSettings(latency_ms=args.latency_ms)
+    load = os.getloadavg()
     with running_sandbox(bench_seed(args.calls), settings) as url:
         wall, stats = asyncio.run(read_users(url, args.calls, args.concurrency))
     ideal = args.calls * args.latency_ms / 1000 / args.concurrency
@@ -76,7 +79,12 @@ def main() -> None:
         f"{args.calls:>6} {args.concurrency:>11} {args.latency_ms:>6}ms {wall:>7.2f}s "
         f"{ideal:>7.2f}s {wall / ideal:>6.2f}"
     )
-    print(f"requests sent (warm-up included): {stats['total']}, retries: {stats['retries']}")
+    print(
+        f"requests sent (warm-up included): {stats['total']}, retries: {stats['retries']}, "
+        f"client CPU: {stats['cpu'] * 1000 / args.calls:.2f} ms a call, "
+        f"load average before/after: {load[0]:.2f}/{os.getloadavg()[0]:.2f} "
+        f"on {os.cpu_count()} CPUs (server and client share them)"
+    )
 
 
 if __name__ == "__main__":

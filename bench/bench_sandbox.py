@@ -12,52 +12,42 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import hmac
 import random
 import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote, urlencode
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.signing import signed_get_url
 from reconciler.api.spec import workspace_path
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.synthetic import synthetic_seed
 
 API_KEY, API_SECRET = "sandbox-admin-key", "sandbox-admin-secret"
-HMAC_KEY = hashlib.sha1(API_SECRET.encode()).hexdigest().encode()
 USERS, WORKSPACES, GROUPS = 2000, 400, 50
 IN_FLIGHT = 32
 
 
 def signed_url(base_url: str, method: str, params: dict[str, object]) -> str:
-    full = {
-        **{k: str(v) for k, v in params.items()},
-        "api_key": API_KEY,
-        "timestamp": str(int(time.time())),
-    }
-    url = f"{base_url}/api/{method}?{urlencode(sorted(full.items()), quote_via=quote, safe='')}"
-    return f"{url}&signature={hmac.new(HMAC_KEY, url.encode(), hashlib.sha256).hexdigest()}"
+    return signed_get_url(base_url, method, params, API_KEY, API_SECRET)
 
 
 def next_read(rng: random.Random, base_url: str) -> str:
     """One read of the mix: mostly the calls a reconciler's refresh makes."""
     workspace = rng.randint(1, WORKSPACES)
-    method, params = rng.choice(
-        [
-            ("user_info", {"user_id": rng.randint(1, USERS)}),
-            ("workspace_list", {}),
-            ("workspace_info", {"workspace_id": workspace}),
-            ("users_location_access", {"path": workspace_path(f"Bench Workspace {workspace:05}")}),
-            ("user_permissions_location", {"path": "/"}),
-            ("user_list", {"current_page": rng.randint(1, USERS // 50)}),
-        ]
-    )
+    reads: list[tuple[str, dict[str, object]]] = [
+        ("user_info", {"user_id": rng.randint(1, USERS)}),
+        ("workspace_list", {}),
+        ("workspace_info", {"workspace_id": workspace}),
+        ("users_location_access", {"path": workspace_path(f"Bench Workspace {workspace:05}")}),
+        ("user_permissions_location", {"path": "/"}),
+        ("user_list", {"current_page": rng.randint(1, USERS // 50)}),
+    ]
+    method, params = rng.choice(reads)
     return signed_url(base_url, method, params)
 
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from tests.support.figures import summary_lines, tally
+from tests.support.loopback import TRANSCRIPTS
+from tests.support.secret_scan import ScanReport
 
 _ENVIRONMENT_LEAKS = (
     "SITE_URL",
@@ -24,3 +30,23 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in _ENVIRONMENT_LEAKS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "*")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_secret_in_any_output(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """After the whole session: no secret, HMAC key or signature in any file the tests left
+    (plans, state, journals, locks, logs, exports) nor in any output of the real CLI."""
+    yield
+    report = ScanReport().scan_tree(tmp_path_factory.getbasetemp())
+    report.scan_texts((text for transcript in TRANSCRIPTS for text in transcript), "CLI output")
+    tally("secret scan", files=report.files, **{"CLI outputs": report.texts})
+    assert report.leaks == [], "\n".join(report.leaks)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The reliability suites' figures (runs, faults, examples), in every run's summary."""
+    lines = summary_lines()
+    if lines:
+        terminalreporter.section("reliability figures")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from reconciler.engine.diff import compare
-from reconciler.engine.planner import PlanContext, PlanOptions, build_plan
 from reconciler.engine.plan import Plan
+from reconciler.engine.planner import PlanContext, PlanOptions, build_plan
 from reconciler.engine.users import UserDirectory, resolve_references
 from tests.support.models import desired_site, live_site, site_state
 

@@ -116,6 +116,18 @@ def test_duplicate_workspace_names_in_a_seed_need_the_profile() -> None:
     assert len(dump_state(create_app(seed=seed).sandbox)["workspaces"]) == 2
 
 
+def test_the_duplicates_switch_beside_a_seed_file_overrides_its_settings(tmp_path: Path) -> None:
+    """``sandbox serve --seed FILE --allow-duplicate-workspace-names`` must accept a seed
+    with two workspaces of one name, as the switch overrides the seed's settings."""
+    path = tmp_path / "twins.yaml"
+    path.write_text(
+        "users: [{username: a, email: a@x.example}]\nworkspaces: [{name: Twin}, {name: Twin}]\n"
+    )
+    with pytest.raises(SeedError, match="already used by workspaces"):
+        load_seed_file(path)
+    assert len(load_seed_file(path, allow_duplicate_workspace_names=True)["workspaces"]) == 2
+
+
 def test_a_seed_applies_only_to_a_new_database(tmp_path: Path) -> None:
     db = str(tmp_path / "site.sqlite")
     first = {"users": [{"username": "a", "email": "a@x.example"}]}

@@ -42,8 +42,12 @@ def render_plan(plan: Plan, fmt: str, color: bool) -> str:
 
 def warn_unused_replace(plan: Plan, replace: tuple[str, ...]) -> None:
     replaced = {c["name"] for c in plan.data["changes"] if c["action"] == "replace"}
+    refused = {
+        c["name"]: c["hint"] for c in plan.data["changes"] if c["action"] == "needs-replacement"
+    }
     for name in sorted(set(replace) - replaced):
-        click.echo(f'Warning: --replace "{name}": that workspace needs no replacement.', err=True)
+        why = refused.get(name, "that workspace needs no replacement")
+        click.echo(f'Warning: --replace "{name}": {why}.', err=True)
 
 
 @cli.command(epilog=EXIT_CODES_HELP)

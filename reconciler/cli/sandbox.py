@@ -98,7 +98,12 @@ def serve(
     given = {name: value for name, value in switches.items() if value is not None}
     try:
         settings = SandboxSettings.from_mapping(given)
-        seed = load_seed_file(seed_path) if seed_path else None
+        duplicates = given.get("allow_duplicate_workspace_names")
+        seed = (
+            load_seed_file(seed_path, allow_duplicate_workspace_names=duplicates)
+            if seed_path
+            else None
+        )
     except (SeedError, SettingsError) as exc:
         raise ConfigError(str(exc)) from None
 

@@ -20,7 +20,7 @@ from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret, check_site_url, load_client_config
 from reconciler.cli.options import SiteOptions
 from reconciler.engine.live import Progress
-from reconciler.engine.state import StateStore
+from reconciler.engine.state import StateStore, private_directory
 from reconciler.engine.workflow import Site
 from reconciler.errors import ConfigError
 from reconciler.logs import configure_logging
@@ -57,7 +57,7 @@ def _embedded_sandbox(
         raise ConfigError(f"The sandbox seed {seed_path} is not usable: {exc}") from None
     admin = _seed_admin(seed, seed_path)
     db_dir = state_dir / "sandbox"
-    db_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_directory(db_dir)
     app = create_app(seed=seed, db_path=str(db_dir / "site.db"))
     config = ClientConfig(
         site_url=SANDBOX_URL,

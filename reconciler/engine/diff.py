@@ -199,7 +199,7 @@ def _present_workspace(
     unobservable: list[str] = []
     for field, wanted, observed in (
         ("permissions", want.permissions, _observed_permissions(live)),
-        ("notifications", want.notifications, _observed_notifications(live, want)),
+        ("notifications", want.notifications, _observed_notifications(live, want, record)),
     ):
         if observed is not _UNKNOWN:
             if observed != wanted:
@@ -250,18 +250,23 @@ def _observed_permissions(live: LiveWorkspace) -> object:
     return live.permissions or None
 
 
-def _observed_notifications(live: LiveWorkspace, want: DesiredWorkspace) -> object:
+def _observed_notifications(
+    live: LiveWorkspace, want: DesiredWorkspace, record: RecordedWorkspace | None
+) -> object:
     """The notification override as observed.
 
     Flags reported as on prove the override is on. None reported on cannot tell "override
-    off" from "override on with both notifications off"; that case is unknown unless the
-    manifest wants no override or an override with flags on (then it differs observably).
+    off" from "override on with both notifications off": when the manifest wants flags on,
+    the site observably differs; otherwise the records decide where they know the settings,
+    and a workspace the tool knows nothing of is taken to have no override.
     """
     if not live.details_observed:
         return _UNKNOWN
     if live.notifications:
         return live.notifications
-    if want.notifications is None or want.notifications:
+    if want.notifications:
+        return None
+    if want.notifications is None and not (record is not None and record.settings_known):
         return None
     return _UNKNOWN
 

@@ -16,14 +16,14 @@ from typing import IO, Any
 
 from reconciler.engine.plan import Action
 from reconciler.engine.recording import record_result
-from reconciler.engine.state import SiteState, StateStore
+from reconciler.engine.state import SiteState, StateStore, private_directory
 
 
 class Journal:
     """An append-only JSON-lines file; one instance per apply."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_directory(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._handle: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
         self.path = path

@@ -14,7 +14,12 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+import structlog
+
+from reconciler.engine.state import private_directory
 from reconciler.errors import StateError
+
+log = structlog.get_logger("reconciler.engine")
 
 
 def _alive(pid: int) -> bool:
@@ -36,7 +41,7 @@ class ApplyLock:
         self.took_over_from: str | None = None
 
     def __enter__(self) -> ApplyLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_directory(self.path.parent)
         holder = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -64,6 +69,7 @@ class ApplyLock:
             self.took_over_from = (
                 f"process {pid} (started {holder.get('started')}), which has ended"
             )
+            log.warning("apply_lock_taken_over", lock=str(self.path), holder=self.took_over_from)
             self.path.unlink(missing_ok=True)
             return
         who = (

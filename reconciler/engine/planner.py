@@ -188,9 +188,9 @@ class _Builder:
                     "create",
                     fields=_workspace_fields(diff.desired, self.directory, diff.desired_users),
                 )
-            elif diff.status == "present" and diff.replacement:
-                self._replacement(diff)
             elif diff.status == "present" and diff.live is not None:
+                if diff.replacement and self._replacement(diff):
+                    continue  # re-created with the wanted members
                 for user in diff.users_to_add:
                     joins[user].append((diff.live.id, diff.name))
                 for user in diff.users_to_remove:
@@ -239,7 +239,11 @@ class _Builder:
             basis=diff.members_basis,
         )
 
-    def _replacement(self, diff: WorkspaceDiff) -> None:
+    def _replacement(self, diff: WorkspaceDiff) -> bool:
+        """Plan the replacement if allowed (True), else report that it is needed (False).
+
+        A workspace left as it is still gets its members updated: members never need it.
+        """
         assert diff.live is not None and diff.desired is not None
         fields = [
             {
@@ -250,7 +254,14 @@ class _Builder:
             }
             for f in diff.replacement
         ]
-        if diff.name not in self.options.replace:
+        pattern = self._protecting(diff.name)
+        if diff.name not in self.options.replace or pattern is not None:
+            hint = (
+                f'not planned: it matches policy.protect "{pattern}", and a protected '
+                "workspace is never deleted, so never replaced"
+                if pattern is not None
+                else f'not planned: to replace it, run again with --replace "{diff.name}"'
+            )
             self.change(
                 "workspace",
                 diff.name,
@@ -258,9 +269,9 @@ class _Builder:
                 id=diff.live.id,
                 fields=fields,
                 warning=f"replacement {DESTROYS_FILES}",
-                hint=f'not planned: to replace it, run again with --replace "{diff.name}"',
+                hint=hint,
             )
-            return
+            return False
         self.touched_workspaces.add(diff.name)
         delete_id = self.add(
             "replace_workspaces",
@@ -280,6 +291,7 @@ class _Builder:
             fields=fields,
             warning=DESTROYS_FILES,
         )
+        return True
 
     # --- deletions ------------------------------------------------------------------------
 
@@ -317,11 +329,15 @@ class _Builder:
                 )
                 self.change("group", group.name, "delete", id=group.id)
 
+    def _protecting(self, name: str) -> str | None:
+        """The ``policy.protect`` pattern that forbids deleting ``name``, if any."""
+        return next((p for p in self.policy.protect if fnmatch.fnmatchcase(name, p)), None)
+
     def _may_delete(self, kind: str, name: str) -> bool:
         if not self.policy.prune:
             reason = "left the manifest; kept because policy.prune is false"
         else:
-            pattern = next((p for p in self.policy.protect if fnmatch.fnmatchcase(name, p)), None)
+            pattern = self._protecting(name)
             if pattern is None:
                 return True
             reason = f'left the manifest; kept because it matches policy.protect "{pattern}"'

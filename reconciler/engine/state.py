@@ -170,9 +170,17 @@ def site_slug(site_url: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]+", "_", label).strip("._") or "site"
 
 
+def private_directory(path: Path) -> None:
+    """Create ``path`` and any missing parent with mode 700 (``mkdir`` gives parents 755)."""
+    if path.is_dir():
+        return
+    private_directory(path.parent)
+    path.mkdir(mode=0o700, exist_ok=True)
+
+
 def write_private_file(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically, readable by the owner only (mode 600)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_directory(path.parent)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, 0o600)

@@ -50,8 +50,14 @@ class Seed:
     settings: SandboxSettings
 
 
-def load_seed_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The seed mapping in ``path``, checked; ``SeedError`` says what is wrong and where."""
+def load_seed_file(
+    path: str | os.PathLike[str], *, allow_duplicate_workspace_names: bool | None = None
+) -> dict[str, Any]:
+    """The seed mapping in ``path``, checked; ``SeedError`` says what is wrong and where.
+
+    ``allow_duplicate_workspace_names`` is the switch given beside the seed, if any: it
+    overrides the seed's own setting, as it will when the app applies the seed.
+    """
     where = os.fspath(path)
     try:
         with open(where, encoding="utf-8") as handle:
@@ -66,7 +72,7 @@ def load_seed_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         problem = getattr(exc, "problem", None) or str(exc)
         raise SeedError(f"{where}: not valid YAML{at}: {problem}") from None
     try:
-        parse_seed(data)
+        parse_seed(data, allow_duplicate_workspace_names=allow_duplicate_workspace_names)
     except SeedError as exc:
         raise SeedError(f"{where}: {exc}") from None
     return data  # type: ignore[no-any-return]

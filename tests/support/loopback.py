@@ -24,6 +24,7 @@ import yaml
 
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
+from reconciler.errors import EXIT_OK
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.settings import SandboxSettings
 
@@ -33,6 +34,9 @@ EXAMPLE_SITE = REPO / "examples" / "site.yaml"
 ADMIN_KEY = "sandbox-admin-key"
 ADMIN_SECRET = "sandbox-admin-secret"
 T = TypeVar("T")
+
+TRANSCRIPTS: list[list[str]] = []
+"""The transcript of every ``LoopbackSite`` of the session, for the suite-wide secret scan."""
 
 
 def reconciler_command() -> list[str]:
@@ -46,6 +50,9 @@ class LoopbackSite:
     url: str
     workdir: Path
     transcript: list[str] = field(default_factory=list)  # every output, for secret scans
+
+    def __post_init__(self) -> None:
+        TRANSCRIPTS.append(self.transcript)
 
     @property
     def env(self) -> dict[str, str]:
@@ -69,6 +76,31 @@ class LoopbackSite:
         self.transcript += [result.stdout, result.stderr]
         assert "Traceback" not in result.stderr, result.stderr
         return result
+
+    def apply_until_ok(self, manifest: str, *options: str, attempts: int = 20) -> int:
+        """``apply --auto-approve`` again and again, as an operator would on a faulty site,
+        until one succeeds; returns how many it took."""
+        for attempt in range(1, attempts + 1):
+            if self.run("apply", manifest, "--auto-approve", *options).returncode == EXIT_OK:
+                return attempt
+        raise AssertionError(f"no apply of {manifest} succeeded in {attempts} tries")
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """The command started and left running: for a test that kills it part-way."""
+        return subprocess.Popen(
+            [*reconciler_command(), *args],
+            cwd=self.workdir,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def collect(self, process: subprocess.Popen[str], timeout: float = 120) -> tuple[str, str]:
+        """Wait for a started command; its output joins the transcript."""
+        stdout, stderr = process.communicate(timeout=timeout)
+        self.transcript += [stdout, stderr]
+        return stdout, stderr
 
     def control(self, path: str, payload: dict[str, Any] | None = None) -> Any:
         url = f"{self.url}/_sandbox/{path}"
@@ -111,5 +143,8 @@ def loopback_site(
     seed: Path | dict[str, Any] = EXAMPLE_SEED,
     settings: SandboxSettings | None = None,
 ) -> Iterator[LoopbackSite]:
-    with running_sandbox(seed if isinstance(seed, dict) else str(seed), settings) as url:
+    server_log = workdir / "sandbox-server.log"  # beside the outputs, for the secret scan
+    with running_sandbox(
+        seed if isinstance(seed, dict) else str(seed), settings, log_path=server_log
+    ) as url:
         yield LoopbackSite(url, workdir)

@@ -1,0 +1,146 @@
+"""A measured scenario, its physical floor, and its row in a results table.
+
+``floor = max(calls x latency / concurrency, calls / rate limit)``: the time the API calls
+need even if the tool cost nothing (there is no rate limit in these runs). The tool's wall
+time includes the interpreter's start-up and the manifest load; the *API span* -- from the
+first call sent to the last answer, taken from the tool's own ``api_call`` log events -- is
+the part the floor describes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bench.baseline_sequential import BaselineRun
+from bench.measure import CommandRun
+from bench.sites import CONCURRENCY, LATENCY_MS, ReadFormula, Size
+from bench.table import calls_by_method, megabytes, ratio, render_table, seconds
+
+
+def floor_s(
+    calls: int,
+    latency_ms: float = LATENCY_MS,
+    concurrency: int = CONCURRENCY,
+    rate_limit: float | None = None,
+) -> float:
+    """The issue's floor: the calls' round trips spread over the concurrency, or the rate."""
+    by_latency = calls * latency_ms / 1000 / concurrency
+    return max(by_latency, calls / rate_limit) if rate_limit else by_latency
+
+
+def api_span_s(stderr: str) -> float | None:
+    """Seconds from the first API call sent to the last answer, from ``api_call`` events."""
+    starts, ends = [], []
+    for line in stderr.splitlines():
+        if not line.startswith("{") or '"api_call"' not in line:
+            continue
+        event: dict[str, Any] = json.loads(line)
+        end = datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00")).timestamp()
+        ends.append(end)
+        starts.append(end - event["duration_ms"] / 1000)
+    return max(ends) - min(starts) if ends else None
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioResult:
+    """The median of repeated runs of one scenario on one site (and all their wall times)."""
+
+    size: Size
+    scenario: str
+    run: CommandRun  # the run with the median wall time
+    walls: tuple[float, ...]
+    formula: ReadFormula | None = None
+    baseline: BaselineRun | None = None
+
+    @classmethod
+    def of(
+        cls,
+        size: Size,
+        scenario: str,
+        runs: Sequence[CommandRun],
+        formula: ReadFormula | None = None,
+        baseline: BaselineRun | None = None,
+    ) -> ScenarioResult:
+        ordered = sorted(runs, key=lambda run: run.wall_s)
+        median = ordered[(len(ordered) - 1) // 2]
+        walls = tuple(run.wall_s for run in runs)
+        return cls(size, scenario, median, walls, formula, baseline)
+
+    @property
+    def calls(self) -> int:
+        return self.run.reads + self.run.writes
+
+    @property
+    def floor_s(self) -> float:
+        return floor_s(self.calls)
+
+    @property
+    def span_s(self) -> float:
+        span = api_span_s(self.run.stderr)
+        return self.run.wall_s if span is None else span
+
+    @property
+    def timings(self) -> dict[str, Any]:
+        return self.run.plan_timings
+
+    @property
+    def speedup(self) -> float | None:
+        return None if self.baseline is None else self.baseline.wall_s / self.run.wall_s
+
+    def row(self) -> dict[str, str]:
+        run, timings = self.run, self.timings
+        sandbox = run.sandbox_cpu_s
+        return {
+            "size": self.size.name,
+            "scenario": self.scenario,
+            "exit": str(run.exit_code),
+            "API calls by method": calls_by_method(run.calls),
+            "reads (formula)": f"{run.reads} ({self.formula})" if self.formula else str(run.reads),
+            "writes": str(run.writes),
+            "wall": seconds(run.wall_s),
+            "API span": seconds(self.span_s),
+            "floor": seconds(self.floor_s),
+            "wall / floor": ratio(run.wall_s / self.floor_s),
+            "span / floor": ratio(self.span_s / self.floor_s),
+            "tool CPU": seconds(run.cpu_s),
+            "CPU diff+plan": seconds(timings["compare_plan_cpu_s"]),
+            "CPU read": seconds(timings["read_cpu_s"]),
+            "peak RSS": megabytes(run.peak_rss_mb),
+            "sandbox CPU": "n/a" if sandbox is None else seconds(sandbox),
+            "other CPU": "n/a" if run.other_cpu_s is None else seconds(run.other_cpu_s),
+            "baseline": seconds(self.baseline.wall_s) if self.baseline else "",
+            "speedup": ratio(self.speedup) if self.speedup else "",
+            "walls": ", ".join(f"{wall:.2f}" for wall in self.walls),
+        }
+
+
+COLUMNS = (
+    "size",
+    "scenario",
+    "exit",
+    "API calls by method",
+    "reads (formula)",
+    "writes",
+    "wall",
+    "floor",
+    "wall / floor",
+    "API span",
+    "span / floor",
+    "tool CPU",
+    "CPU read",
+    "CPU diff+plan",
+    "peak RSS",
+    "sandbox CPU",
+    "other CPU",
+    "baseline",
+    "speedup",
+)
+NUMERIC = tuple(c for c in COLUMNS if c not in ("size", "scenario", "API calls by method"))
+
+
+def results_table(results: Sequence[ScenarioResult]) -> str:
+    return render_table(COLUMNS, [result.row() for result in results], right=NUMERIC)

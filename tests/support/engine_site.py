@@ -1,0 +1,165 @@
+"""The real engine against an in-process sandbox: the workflow functions, a real ``SiteClient``
+over ``SandboxTransport`` and a ``StateStore`` in a directory of the test's.
+
+Nothing is mocked: ``apply`` takes the same steps, in the same order, as ``reconciler apply``
+does with a manifest (``cli/apply.py``): the lock, the journal folded in, a fresh plan, the
+guards, execution. It is the fast path for property-based and fault runs, where the real CLI
+in a subprocess would cost a second a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from reconciler.api.client import SiteClient
+from reconciler.api.config import ClientConfig, Secret
+from reconciler.engine.apply import ApplyReport
+from reconciler.engine.lock import ApplyLock
+from reconciler.engine.plan import Plan
+from reconciler.engine.planner import PlanOptions
+from reconciler.engine.state import SiteState, StateStore
+from reconciler.engine.workflow import (
+    Site,
+    begin_apply,
+    check_guards,
+    execute,
+    load_state,
+    make_plan,
+)
+from reconciler.model import DesiredSite
+from reconciler.sandbox.app import SandboxApp, create_app
+from reconciler.sandbox.control import dump_state
+from reconciler.sandbox.settings import SandboxSettings
+from reconciler.sandbox.transport import SandboxTransport
+from tests.support.loopback import ADMIN_KEY, ADMIN_SECRET
+
+SITE_URL = "https://sandbox.example"
+INJECTED_FAILURE = b"Please try again or contact customer support"
+RATE_LIMITED = b"Rate Limit Exceeded"
+
+
+class FaultTap(httpx.AsyncBaseTransport):
+    """Passes every request on to the sandbox and counts the faults that come back.
+
+    A fault is a dropped connection, an injected 500/503 or a 429, whatever the HTTP status
+    says (``errors_as_200`` answers them all with 200).
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.seen: Counter[str] = Counter()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await self.inner.handle_async_request(request)
+        except httpx.TransportError:
+            self.seen["dropped connections"] += 1
+            raise
+        body = await response.aread()
+        if RATE_LIMITED in body:
+            self.seen["rate limited (429)"] += 1
+        elif INJECTED_FAILURE in body:
+            self.seen["server failures (500/503)"] += 1
+        if response.status_code == 200 and body.startswith(b'{"error"'):
+            self.seen["errors answered with 200"] += 1
+        return httpx.Response(
+            response.status_code, headers=response.headers, content=body, request=request
+        )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def short_sleep(seconds: float) -> None:
+    """The client's waits (backoff, ``Retry-After``) shortened, for sites with no rate limit.
+
+    The client still decides when and how often to try again; only the clock is compressed,
+    so a fault run with hundreds of injected 503s (``Retry-After: 1``) takes seconds.
+    """
+    await asyncio.sleep(min(seconds, 0.001))
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyOutcome:
+    """What one ``apply`` did: the plan it made and, when it ran one, the executor's report."""
+
+    plan: Plan
+    report: ApplyReport | None
+
+    @property
+    def complete(self) -> bool:
+        return self.report is None or self.report.complete
+
+
+@dataclass
+class EngineSite:
+    """One sandbox site and the engine's view of it."""
+
+    app: SandboxApp
+    client: SiteClient
+    store: StateStore
+    tap: FaultTap
+
+    @property
+    def site(self) -> Site:
+        return Site(self.client, self.store)
+
+    def dump(self) -> dict[str, Any]:
+        """The whole site as the sandbox holds it (group members and settings included)."""
+        return dump_state(self.app.sandbox)
+
+    def records(self) -> SiteState:
+        return load_state(self.store)
+
+    def set_faults(self, **settings: Any) -> None:
+        self.app.sandbox.update_settings(settings)
+
+    async def plan(self, desired: DesiredSite, options: PlanOptions | None = None) -> Plan:
+        return await make_plan(desired, self.site, load_state(self.store), options or PlanOptions())
+
+    async def apply(self, desired: DesiredSite, options: PlanOptions | None = None) -> ApplyOutcome:
+        """``reconciler apply MANIFEST --auto-approve``; ``RefusedForSafety`` when a guard trips."""
+        options = options or PlanOptions()
+        with ApplyLock(self.store.lock_file, "apply (test)"):
+            state = begin_apply(self.store)
+            plan = await make_plan(desired, self.site, state, options)
+            if not plan.has_changes:
+                self.store.save(state)
+                return ApplyOutcome(plan, None)
+            check_guards(plan, options.force)
+            report = await execute(plan, self.site, state)
+        return ApplyOutcome(plan, report)
+
+    async def execute(self, plan: Plan) -> ApplyReport:
+        """Carry out ``plan`` as it stands, with no staleness check: what happens when the site
+        changes between an apply's read and its writes (another administrator at work)."""
+        with ApplyLock(self.store.lock_file, "apply (test)"):
+            return await execute(plan, self.site, begin_apply(self.store))
+
+
+@asynccontextmanager
+async def engine_site(
+    seed: Mapping[str, Any],
+    state_dir: Path,
+    settings: SandboxSettings | None = None,
+    **client_options: Any,
+) -> AsyncIterator[EngineSite]:
+    """A fresh in-memory sandbox seeded with ``seed``, and the engine's client and records."""
+    app = create_app(settings, seed=seed)
+    options = {"backoff_base": 0.01, **client_options}
+    sleep = options.pop("sleep", short_sleep)
+    config = ClientConfig(SITE_URL, ADMIN_KEY, Secret(ADMIN_SECRET), **options)
+    tap = FaultTap(SandboxTransport(app))
+    try:
+        async with SiteClient(config, transport=tap, sleep=sleep) as client:
+            yield EngineSite(app, client, StateStore.for_site(state_dir, SITE_URL), tap)
+    finally:
+        app.sandbox.store.close()

@@ -1,0 +1,393 @@
+"""Faults: under every fault switch of the sandbox, and their combinations, repeated apply
+converges, and the site never holds a duplicate workspace or group, nor a membership the
+manifest does not ask for; a killed apply leaves records from which the next one converges.
+
+* In-process (the real engine and client, ``tests/support/engine_site.py``): the example
+  manifest, then a changed one that prunes, each applied until an apply completes, under
+  each fault profile with several fault seeds. The faults that came back are counted.
+* Over loopback (the real CLI against ``reconciler sandbox serve``): every switch at once,
+  and ``reconciler apply`` killed with SIGKILL at random points while it writes.
+
+Soak: ``pytest -m soak tests/test_faults.py`` (more seeds and more kills).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reconciler.api.errors import SiteError
+from reconciler.api.records import WorkspaceSettings
+from reconciler.engine.journal import Journal
+from reconciler.engine.plan import WRITE_METHODS, Plan
+from reconciler.engine.planner import PlanOptions
+from reconciler.engine.state import StateStore
+from reconciler.errors import EXIT_OK
+from reconciler.model import DesiredSite
+from reconciler.sandbox.settings import SandboxSettings
+from tests.support.engine_site import SITE_URL, EngineSite, engine_site
+from tests.support.figures import tally
+from tests.support.invariants import example_site_problems, name_counts
+from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site
+from tests.support.sandbox_site import example_seed
+from tests.support.site_strategies import Expectation, load_desired
+
+FAULT_PROFILES: dict[str, dict[str, Any]] = {
+    "fail_rate": {"fail_rate": 0.3},
+    "drop_after_commit_rate": {"drop_after_commit_rate": 0.3},
+    "fail_rate+drop_after_commit_rate": {"fail_rate": 0.2, "drop_after_commit_rate": 0.2},
+    "latency+fail_rate+drop_after_commit_rate": {
+        "latency_ms": 3,
+        "fail_rate": 0.15,
+        "drop_after_commit_rate": 0.15,
+    },
+    "errors_as_200+fail_rate+drop_after_commit_rate": {
+        "errors_as_200": True,
+        "fail_rate": 0.2,
+        "drop_after_commit_rate": 0.2,
+    },
+    "partial_multi_add+drop_after_commit_rate": {
+        "partial_multi_add": True,
+        "drop_after_commit_rate": 0.3,
+    },
+    "legacy_workspace_list+fail_rate+drop_after_commit_rate": {
+        "legacy_workspace_list": True,
+        "fail_rate": 0.2,
+        "drop_after_commit_rate": 0.2,
+    },
+    "everything": {
+        "errors_as_200": True,
+        "partial_multi_add": True,
+        "legacy_workspace_list": True,
+        "latency_ms": 2,
+        "fail_rate": 0.15,
+        "drop_after_commit_rate": 0.15,
+    },
+}
+RATE_LIMITED: dict[str, tuple[dict[str, Any], float | None]] = {
+    "rate_limit (the site's 429s)": ({"rate_limit": 20, "drop_after_commit_rate": 0.1}, None),
+    "rate_limit with --rate-limit": ({"rate_limit": 20, "drop_after_commit_rate": 0.1}, 16.0),
+}
+CI_SEEDS = range(3)
+SOAK_SEEDS = range(3, 43)
+MAX_APPLIES = 20
+
+
+def _example_document(prune: bool = False) -> dict[str, Any]:
+    document = yaml.safe_load(EXAMPLE_SITE.read_text(encoding="utf-8"))
+    document["policy"]["prune"] = prune
+    return document  # type: ignore[no-any-return]
+
+
+def _changed_document() -> dict[str, Any]:
+    """The example, changed: a workspace and a group leave (prune on), members come and go."""
+    document = _example_document()
+    document["workspaces"] = [ws for ws in document["workspaces"] if ws["name"] != "Marketing"]
+    document["workspaces"][0]["users"] = ["alice", "erin", 1042]  # Finance: bob leaves
+    document["workspaces"].append({"name": "Research", "users": ["ivan", "judy"]})
+    document["groups"] = [g for g in document["groups"] if g["name"] != "managers"]
+    auditors = next(g for g in document["groups"] if g["name"] == "auditors")
+    auditors["members"] = ["mallory", "heidi"]
+    document["policy"]["prune"] = True
+    return document
+
+
+def _kill_test_documents() -> dict[str, dict[str, Any]]:
+    """The example and a much changed version, each pruning the other's objects: every
+    switch between them has tens of writes, deletions included, for a kill to interrupt."""
+    example, changed = _example_document(prune=True), _changed_document()
+    changed["workspaces"] += [
+        {"name": f"Project {n:02}", "users": [(n + k) % 9 + 1001 for k in range(3)]}
+        for n in range(12)
+    ]
+    changed["groups"] += [{"name": f"crew-{n}", "members": ["olivia", "peggy"]} for n in range(4)]
+    for document in (example, changed):
+        document["policy"].update(max_delete_fraction=1.0, max_member_removal_fraction=1.0)
+    return {"site.yaml": example, "changed.yaml": changed}
+
+
+async def apply_until_complete(site: EngineSite, desired: DesiredSite, runs: Counter[str]) -> None:
+    """Apply again and again, as an operator would, until one apply completes."""
+    for _ in range(MAX_APPLIES):
+        runs["applies"] += 1
+        try:
+            outcome = await site.apply(desired)
+        except SiteError as exc:  # a read that failed five times: the run ends with an error
+            runs[f"applies ended by {type(exc).__name__}"] += 1
+            continue
+        if outcome.complete:
+            return
+        runs["incomplete applies"] += 1
+        report = outcome.report
+        assert report is not None
+        runs["actions of unknown outcome"] += report.count("unknown")
+        runs["actions failed"] += report.count("failed")
+    raise AssertionError(f"no apply completed in {MAX_APPLIES} tries")
+
+
+async def converge_under_faults(
+    faults: dict[str, Any], seed: int, directory: Path, rate_limit: float | None = None
+) -> Counter[str]:
+    """Both manifests applied in turn under ``faults``; the site checked after each."""
+    runs: Counter[str] = Counter()
+    settings = SandboxSettings(**faults, random_seed=seed)
+    options: dict[str, Any] = {} if rate_limit is None else {"rate_limit": rate_limit}
+    if "rate_limit" in faults:
+        options["sleep"] = asyncio.sleep  # the site's window is real time: so are the waits
+    async with engine_site(example_seed(), directory / "state", settings, **options) as site:
+        initial = site.dump()
+        for index, document in enumerate((_example_document(), _changed_document())):
+            desired = load_desired(document, directory / f"manifest-{index}.yaml")
+            site.set_faults(**faults)
+            await apply_until_complete(site, desired, runs)
+            site.set_faults(fail_rate=0.0, drop_after_commit_rate=0.0, rate_limit=0)
+            again = await site.plan(desired, PlanOptions())
+            assert again.actions == (), [a.summary for a in again.actions]
+            expectation = Expectation.of(desired, initial["users"])
+            assert example_site_problems(initial, site.dump(), expectation) == []
+            runs["manifests converged"] += 1
+        runs.update(site.tap.seen)
+    return runs
+
+
+@pytest.mark.parametrize("seed", CI_SEEDS)
+@pytest.mark.parametrize("profile", sorted(FAULT_PROFILES))
+def test_repeated_apply_converges_under_faults(profile: str, seed: int, tmp_path: Path) -> None:
+    runs = asyncio.run(converge_under_faults(FAULT_PROFILES[profile], seed, tmp_path))
+    assert runs["manifests converged"] == 2
+    tally("faults in-process", runs, runs=1)
+
+
+@pytest.mark.parametrize("profile", sorted(RATE_LIMITED))
+def test_repeated_apply_converges_when_rate_limited(profile: str, tmp_path: Path) -> None:
+    faults, client_limit = RATE_LIMITED[profile]
+    runs = asyncio.run(converge_under_faults(faults, 1, tmp_path, rate_limit=client_limit))
+    if client_limit is None:
+        assert runs["rate limited (429)"] > 0  # waited out as Retry-After says
+    else:
+        assert runs["rate limited (429)"] == 0  # the client keeps under the site's limit
+    tally("faults in-process", runs, runs=1)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", SOAK_SEEDS)
+@pytest.mark.parametrize("profile", sorted(FAULT_PROFILES))
+def test_soak_repeated_apply_converges_under_faults(
+    profile: str, seed: int, tmp_path: Path
+) -> None:
+    runs = asyncio.run(converge_under_faults(FAULT_PROFILES[profile], seed, tmp_path))
+    tally("faults in-process (soak)", runs, runs=1)
+
+
+def test_groups_hidden_by_the_site_are_never_created_twice(tmp_path: Path) -> None:
+    """A dropped ``user_group_add`` on a site that does not list groups cannot be checked:
+    the group is marked uncertain, reported, and never created again."""
+    runs: Counter[str] = Counter()
+    desired = load_desired(_example_document(), tmp_path / "site.yaml")
+    settings = SandboxSettings(
+        omit_groups_in_location_access=True, drop_after_commit_rate=0.5, random_seed=4
+    )
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any], Plan]:
+        async with engine_site(example_seed(), tmp_path, settings) as site:
+            initial = site.dump()
+            await apply_until_complete(site, desired, runs)
+            site.set_faults(drop_after_commit_rate=0.0)
+            again = await site.plan(desired)
+            runs.update(site.tap.seen)
+            return initial, site.dump(), again
+
+    initial, after, again = asyncio.run(run())
+    store = StateStore.for_site(tmp_path, SITE_URL)
+    uncertain = [name for name, group in store.load().groups.items() if group.uncertain]
+    assert uncertain, "the fault seed should drop at least one user_group_add"
+    assert again.actions == ()
+    assert all(any(f'"{name}"' in w for w in again.data["warnings"]) for name in uncertain)
+    assert example_site_problems(initial, after, Expectation.of(desired, initial["users"])) == []
+    tally("faults in-process", runs, runs=1)
+
+
+def test_a_partial_multi_add_after_a_race_creates_nothing_twice(tmp_path: Path) -> None:
+    """Three workspaces share one ``workspace_add``; another administrator creates one of
+    them between the apply's read and its write. The site creates the other two and refuses
+    the call (``partial_multi_add``); the next apply finds them and creates nothing again."""
+    document = {
+        "version": 1,
+        "workspaces": [{"name": n, "users": ["alice"]} for n in ("North", "South", "West")],
+    }
+    desired = load_desired(document, tmp_path / "site.yaml")
+
+    async def run() -> tuple[dict[str, Any], Plan]:
+        settings = SandboxSettings(partial_multi_add=True)
+        async with engine_site(example_seed(), tmp_path / "state", settings) as site:
+            plan = await site.plan(desired)
+            assert [a.params["names"] for a in plan.actions] == [["North", "South", "West"]]
+            await site.client.workspace_add(["South"], WorkspaceSettings(user_ids=(1002,)))
+            report = await site.execute(plan)
+            assert report.count("failed") == 1 and "Created:" in report.outcomes[0].detail
+            await apply_until_complete(site, desired, Counter())
+            return site.dump(), await site.plan(desired)
+
+    dump, again = asyncio.run(run())
+    assert again.actions == ()
+    assert name_counts(dump, "workspaces") == {"Legacy Scans": 1, "North": 1, "South": 1, "West": 1}
+    assert all(set(ws["members"]) == {1001} for ws in dump["workspaces"][1:])
+
+
+# --- over loopback: the real CLI ----------------------------------------------------------
+
+EVERY_SWITCH = SandboxSettings(
+    errors_as_200=True,
+    partial_multi_add=True,
+    legacy_workspace_list=True,
+    rate_limit=60,
+    latency_ms=10,
+    fail_rate=0.15,
+    drop_after_commit_rate=0.2,
+    random_seed=11,
+)
+
+
+def test_the_cli_converges_with_every_switch_on(tmp_path: Path) -> None:
+    shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
+    with loopback_site(tmp_path, settings=EVERY_SWITCH) as site:
+        initial = site.state()
+        applies = site.apply_until_ok("site.yaml", "--rate-limit", "50")
+        site.faults(fail_rate=0.0, drop_after_commit_rate=0.0)
+        assert site.run("plan", "site.yaml", "--detailed-exitcode").returncode == EXIT_OK
+        desired = load_desired(_example_document(), tmp_path / "check.yaml")
+        expectation = Expectation.of(desired, initial["users"])
+        assert example_site_problems(initial, site.state(), expectation) == []
+        calls = site.control("calls")["total"]
+    tally("faults over loopback (CLI)", runs=1, applies=applies, **{"API calls": calls})
+
+
+# --- SIGKILL at random points -------------------------------------------------------------
+
+KILL_LATENCY_MS = 30
+SLOW_ENOUGH_TO_KILL_MS = 400  # time to see a call arrive and kill before its answer
+
+
+def _writes_received(site: LoopbackSite) -> int:
+    methods = site.control("calls")["methods"]
+    return sum(count for method, count in methods.items() if method in WRITE_METHODS)
+
+
+def _kill_during_apply(site: LoopbackSite, manifest: str, rng: random.Random) -> bool:
+    """Start ``apply`` and kill -9 it a random moment after its first write reached the site;
+    True if it was killed (rather than finishing first)."""
+    site.control("calls/reset", {})
+    process = site.start("apply", manifest, "--auto-approve", "--concurrency", "2")
+    deadline = time.monotonic() + 60
+    while not _writes_received(site) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(rng.uniform(0.0, 0.3))
+    killed = process.poll() is None
+    if killed:
+        os.kill(process.pid, signal.SIGKILL)
+    site.collect(process)
+    return killed
+
+
+def _kill_when_received(site: LoopbackSite, manifest: str, method: str) -> None:
+    """Start ``apply`` and kill -9 it as soon as the site receives a ``method`` call."""
+    site.control("calls/reset", {})
+    process = site.start("apply", manifest, "--auto-approve", "--concurrency", "1")
+    deadline = time.monotonic() + 60
+    while not site.control("calls")["methods"].get(method) and time.monotonic() < deadline:
+        assert process.poll() is None, "apply ended before it sent " + method
+        time.sleep(0.005)
+    os.kill(process.pid, signal.SIGKILL)
+    site.collect(process)
+
+
+def test_a_creation_settled_by_a_killed_apply_stays_managed(tmp_path: Path) -> None:
+    """An apply is killed after sending ``user_group_add`` (its journal holds the intent
+    only). The next apply finds the group, so it is the tool's, adds a member to it, and is
+    killed too. The third must still know the group as created by the tool, so that a later
+    manifest without it prunes it."""
+    team = {"name": "Payments", "members": ["carol", "dave"]}
+    documents = {
+        "first.yaml": {"version": 1, "teams": [team]},
+        "second.yaml": {"version": 1, "teams": [{**team, "members": ["carol", "dave", "erin"]}]},
+        "third.yaml": {"version": 1, "policy": {"prune": True}},
+    }
+    for name, document in documents.items():
+        (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
+    with loopback_site(tmp_path) as site:
+        store = StateStore.for_site(tmp_path / ".reconciler", site.url)
+        assert site.run("plan", "first.yaml", "-o", "first.json").returncode == EXIT_OK
+        plan = Plan.from_json((tmp_path / "first.json").read_text(), origin="first.json")
+        (group_add,) = [a for a in plan.actions if a.method == "user_group_add"]
+        journal = Journal(store.journal_file)  # what the killed apply left: the intent...
+        journal.write("intent", group_add)
+        journal.close()
+        site.api(lambda client: client.user_group_add("Payments", [1003, 1004]))  # ...sent
+
+        site.faults(latency_ms=SLOW_ENOUGH_TO_KILL_MS)
+        _kill_when_received(site, "second.yaml", "workspace_add")
+        site.faults(latency_ms=0)
+        events = [json.loads(line) for line in store.journal_file.read_text().splitlines()]
+        assert ("done", "add_to_user_group:1005") in [
+            (e["event"], e["action"]["id"]) for e in events
+        ]
+
+        assert site.run("apply", "second.yaml", "--auto-approve").returncode == EXIT_OK
+        assert store.load().groups["Payments"].origin == "created"
+        assert site.run("apply", "third.yaml", "--auto-approve").returncode == EXIT_OK
+        assert set(site.groups()) == {"old-contractors"}
+        assert set(site.workspaces()) == {"Legacy Scans"}
+
+
+def kill_and_recover(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
+    rng = random.Random(seed)
+    runs: Counter[str] = Counter()
+    documents = _kill_test_documents()
+    for name, document in documents.items():
+        (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
+    with loopback_site(tmp_path, settings=SandboxSettings(latency_ms=KILL_LATENCY_MS)) as site:
+        initial = site.state()
+        store = StateStore.for_site(tmp_path / ".reconciler", site.url)
+        for number in range(kills):
+            killed = _kill_during_apply(site, sorted(documents)[number % 2], rng)
+            runs["applies killed with SIGKILL" if killed else "applies that finished first"] += 1
+            runs["journals left by a kill"] += killed and store.journal_file.exists()
+            for left in (store.journal_file, store.lock_file, store.state_file):
+                assert not left.exists() or left.stat().st_mode & 0o777 == 0o600, left
+        lock_left = store.lock_file.exists()
+        for name, document in documents.items():
+            final = site.run("apply", name, "--auto-approve")
+            assert final.returncode == EXIT_OK, final.stderr
+            runs["locks taken over"] += "apply_lock_taken_over" in final.stderr
+            assert not store.lock_file.exists() and not store.journal_file.exists()
+            assert store.state_file.stat().st_mode & 0o777 == 0o600
+            plan = site.run("plan", name, "--detailed-exitcode")
+            assert plan.returncode == EXIT_OK, plan.stdout
+            desired = load_desired(document, tmp_path / f"check-{name}")
+            expectation = Expectation.of(desired, initial["users"])
+            assert example_site_problems(initial, site.state(), expectation) == []
+    assert runs["locks taken over"] == lock_left  # with a notice naming the killed process
+    return runs
+
+
+def test_an_apply_killed_at_random_points_is_picked_up_by_the_next(tmp_path: Path) -> None:
+    runs = kill_and_recover(tmp_path, kills=8, seed=2026)
+    assert runs["applies killed with SIGKILL"] >= 4 and runs["journals left by a kill"] >= 4
+    tally("SIGKILL during apply (CLI)", runs)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", range(5))
+def test_soak_an_apply_killed_at_random_points_is_picked_up(tmp_path: Path, seed: int) -> None:
+    tally("SIGKILL during apply (CLI, soak)", kill_and_recover(tmp_path, kills=20, seed=seed))
