@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.api import decode
+from reconciler.api import answers, decode
 from reconciler.api.errors import (
     AuthenticationError,
     InvalidRequest,
@@ -495,19 +495,19 @@ CLASSIFY: list[tuple[int, str, str, type[SiteRefusal]]] = [
 def test_classify_by_status_when_informative_else_by_words(
     status: int, title: str, message: str, expected: type[SiteRefusal]
 ) -> None:
-    assert decode.classify(status, title, message) is expected
+    assert answers.classify(status, title, message) is expected
 
 
-def _answer(body: bytes | str | dict[str, Any], status: int = 200, **kw: Any) -> decode.Answer:
+def _answer(body: bytes | str | dict[str, Any], status: int = 200, **kw: Any) -> answers.Answer:
     if isinstance(body, dict):
         body = json.dumps(body)
     content = body.encode() if isinstance(body, str) else body
-    return decode.Answer("user_info", status, content, **kw)
+    return answers.Answer("user_info", status, content, **kw)
 
 
-def _refusal(answer: decode.Answer) -> SiteError:
+def _refusal(answer: answers.Answer) -> SiteError:
     with pytest.raises(SiteError) as caught:
-        decode.success_payload(answer, ("userInfo",))
+        answers.success_payload(answer, ("userInfo",))
     return caught.value
 
 
@@ -519,7 +519,7 @@ def test_an_error_body_with_200_is_a_refusal_with_stray_quotes_stripped() -> Non
     assert isinstance(error, PermissionDenied)
     assert error.title == "User Group Add Failed"
     assert "user_info" in error.message and "You must be an administrator" in error.message
-    assert error.hint == decode.HINTS[PermissionDenied]
+    assert error.hint == answers.HINTS[PermissionDenied]
 
 
 def test_xml_error_body_is_the_same_refusal() -> None:
@@ -598,8 +598,8 @@ def test_a_body_that_is_neither_success_nor_error_is_a_protocol_error(
 
 
 def test_success_payload_accepts_alternative_keys() -> None:
-    answer = decode.Answer("user_group_delete", 200, b'{"userGroupDelete": {"userGroupId": 5}}')
-    assert decode.success_payload(answer, ("userGroupDeleted", "userGroupDelete")) == {
+    answer = answers.Answer("user_group_delete", 200, b'{"userGroupDelete": {"userGroupId": 5}}')
+    assert answers.success_payload(answer, ("userGroupDeleted", "userGroupDelete")) == {
         "userGroupId": 5
     }
 
@@ -658,7 +658,7 @@ def test_random_payloads_decode_or_raise_protocol_error(value: object, which: in
 )
 def test_random_bodies_give_a_payload_or_a_site_error(body: bytes, status: int) -> None:
     with contextlib.suppress(SiteError):
-        decode.success_payload(decode.Answer("user_info", status, body), ("userInfo",))
+        answers.success_payload(answers.Answer("user_info", status, body), ("userInfo",))
 
 
 @settings(max_examples=200, deadline=None)
@@ -666,4 +666,4 @@ def test_random_bodies_give_a_payload_or_a_site_error(body: bytes, status: int) 
 def test_random_documents_give_a_payload_or_a_site_error(value: object) -> None:
     body = json.dumps({"error": value} if isinstance(value, dict) else value).encode()
     with contextlib.suppress(SiteError):
-        decode.success_payload(decode.Answer("user_info", 200, body), ("userInfo",))
+        answers.success_payload(answers.Answer("user_info", 200, body), ("userInfo",))

@@ -33,7 +33,7 @@ import httpx
 import structlog
 
 from reconciler import __version__
-from reconciler.api import decode, methods, records, spec
+from reconciler.api import answers, decode, methods, records, spec
 from reconciler.api.config import ClientConfig
 from reconciler.api.errors import (
     OutcomeUnknown,
@@ -294,12 +294,12 @@ class SiteClient:
                 return _Attempt(_ms_since(started), error=self._transport_error(method, exc))
         result = _Attempt(_ms_since(started), status=response.status_code)
         result.retry_after = _retry_after(response)
-        answer = decode.Answer(
+        answer = answers.Answer(
             method.name, response.status_code, response.content, result.retry_after
         )
         try:
             _refuse_redirect(method, response)
-            result.value = decoder(decode.success_payload(answer, method.keys))
+            result.value = decoder(answers.success_payload(answer, method.keys))
         except SiteError as error:
             result.error = method.reinterpret(error)
         return result

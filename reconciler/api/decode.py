@@ -1,183 +1,23 @@
-"""Pure functions from the site's answers to records and errors.
+"""Pure functions from a successful answer's payload to records.
 
-Fetching and parsing are apart (STYLE.md): the client hands over status, headers and bytes;
-everything here is a plain function that table tests drive directly. Two jobs:
-
-* **Telling success from failure by the body's shape.** ``{"error": {title, message}}`` is a
-  refusal whatever the HTTP status (some sites answer errors with 200); the operation's key is a
-  success; anything else is a ``ProtocolError`` -- unless the status is 429 or 5xx, where a
-  proxy or load balancer answered with its own page and the status is the only fact there is.
-* **Tolerating every published quirk** (``site-api-notes.md``): integers as strings, ID lists as
-  a comma string, a list or a single integer, entries wrapped in ``{"workspace": {...}}`` or
-  not, the bare-list ``workspaceList``, stray quotes in titles, missing optional fields. A
-  success body that still cannot be read raises ``ProtocolError`` naming the method and the
-  field; no ``KeyError`` or ``TypeError`` escapes.
+Fetching and parsing are apart (STYLE.md): ``answers`` finds the payload (or the refusal) in
+the bytes the client received; everything here turns that payload into records, as plain
+functions that table tests drive directly. They tolerate every published quirk
+(``site-api-notes.md``): integers as strings, ID lists as a comma string, a list or a single
+integer, entries wrapped in ``{"workspace": {...}}`` or not, the bare-list ``workspaceList``,
+missing optional fields. A success body that still cannot be read raises ``ProtocolError``
+naming the method and the field; no ``KeyError`` or ``TypeError`` escapes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from reconciler.api import records, spec
-from reconciler.api.errors import (
-    AuthenticationError,
-    InvalidRequest,
-    NotFound,
-    PermissionDenied,
-    ProtocolError,
-    RateLimited,
-    ServerError,
-    SiteRefusal,
-)
-from reconciler.api.xmlcodec import PROTOCOL_HINT, load_document
+from reconciler.api.answers import protocol_error
 
 T = TypeVar("T")
-
-# --- documents and error bodies -----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What the client received, reduced to what decoding needs."""
-
-    method: str
-    status: int
-    content: bytes
-    retry_after: float | None = None
-
-
-def success_payload(answer: Answer, keys: tuple[str, ...]) -> Any:
-    """The value under the operation's key, or the classified error the body or status says."""
-    try:
-        document = load_document(answer.content, method=answer.method)
-    except ProtocolError:
-        if _status_is_telling(answer.status):
-            raise status_refusal(answer) from None
-        raise
-    error = error_fields(document)
-    if error is not None:
-        raise refusal(answer, *error)
-    for key in keys:
-        if key in document:
-            return document[key]
-    if _status_is_telling(answer.status):
-        raise status_refusal(answer)
-    found = ", ".join(sorted(map(str, document))[:5]) or "nothing"
-    raise _protocol(answer.method, f"neither {keys[0]!r} nor an error (found {found})")
-
-
-def _status_is_telling(status: int) -> bool:
-    return status == 429 or status >= 500
-
-
-def error_fields(document: Mapping[str, Any]) -> tuple[str, str] | None:
-    """``(title, message)`` when the document has the error shape, else ``None``."""
-    if "error" not in document:
-        return None
-    error = document["error"]
-    if isinstance(error, Mapping):
-        return clean_text(error.get("title")), clean_text(error.get("message"))
-    return clean_text(error), ""
-
-
-def clean_text(value: object) -> str:
-    """A title or message without stray quotes and whitespace (``'User Group Add Failed``)."""
-    if value is None:
-        return ""
-    return str(value).strip().strip("'\"`").strip()
-
-
-# --- classifying refusals -----------------------------------------------------------------
-
-_STATUS_CLASSES: dict[int, type[SiteRefusal]] = {
-    400: InvalidRequest,
-    401: AuthenticationError,
-    403: PermissionDenied,
-    404: NotFound,
-    422: InvalidRequest,
-    429: RateLimited,
-}
-
-_TEXT_CLASSES: tuple[tuple[type[SiteRefusal], tuple[str, ...]], ...] = (
-    (RateLimited, ("rate limit", "too many")),
-    (ServerError, ("internal server error", "service unavailable", "try again")),
-    (AuthenticationError, ("signature", "api key", "api_key", "timestamp", "authenticat")),
-    (PermissionDenied, ("must be an administrator", "access privileges", "not allow")),
-    (NotFound, ("does not exist", "not found", "unknown", "there is no", "no such")),
-    (InvalidRequest, ("invalid",)),
-)
-"""Checked in order, on the title first and then the message, when the status says nothing
-(200 or an unusual code): "Invalid Request: signature must be last" is an invalid request."""
-
-_CLOCK_WORDS = ("timestamp", "clock", "expired", "stale")
-
-HINTS: dict[type[SiteRefusal], str] = {
-    AuthenticationError: "Check SITE_API_KEY and SITE_API_SECRET (or the credentials file): "
-    "the key must exist on this site and the secret must be the one issued with it.",
-    PermissionDenied: "Use the API key of a site administrator.",
-    NotFound: "The object may have been changed on the site since it was read: "
-    "run plan again to see the site as it is now.",
-    InvalidRequest: "The site did not accept a value that was sent; check the manifest value "
-    "it names (this may also be a bug in the reconciler, please report it).",
-    RateLimited: "Lower --rate-limit or --concurrency, or try again later.",
-    ServerError: "The site failed; try again later. If it persists, contact the site's support.",
-}
-CLOCK_HINT = (
-    "Check this machine's clock (e.g. enable NTP): the site refuses timestamps more than a few "
-    "minutes off."
-)
-
-
-def classify(status: int, title: str, message: str) -> type[SiteRefusal]:
-    """The refusal class: by status when it is informative, else by the words of the body."""
-    if status in _STATUS_CLASSES:
-        return _STATUS_CLASSES[status]
-    if status >= 500:
-        return ServerError
-    for text in (title.lower(), message.lower()):
-        for cls, needles in _TEXT_CLASSES:
-            if any(needle in text for needle in needles):
-                return cls
-    return InvalidRequest
-
-
-def refusal(answer: Answer, title: str, message: str) -> SiteRefusal:
-    """The error for an error body, quoting the site's words and saying what to do."""
-    cls = classify(answer.status, title, message)
-    said = ": ".join(part for part in (title, message) if part) or "no reason given"
-    text = f"{answer.method}: the site refused the call (HTTP {answer.status}): {said}"
-    return _build(cls, answer, text, _hint(cls, f"{title} {message}"), title or None)
-
-
-def status_refusal(answer: Answer) -> SiteRefusal:
-    """The error for a 429 or 5xx whose body is not the API's (a proxy or balancer answered)."""
-    cls = classify(answer.status, "", "")
-    text = f"{answer.method}: the site answered HTTP {answer.status} without an API error body"
-    return _build(cls, answer, text, HINTS[cls], None)
-
-
-def _hint(cls: type[SiteRefusal], words: str) -> str:
-    if cls is AuthenticationError and any(word in words.lower() for word in _CLOCK_WORDS):
-        return CLOCK_HINT
-    if cls is PermissionDenied and "location" in words.lower():
-        return "Use the API key of a site administrator, or of a user with access to that location."
-    return HINTS[cls]
-
-
-def _build(
-    cls: type[SiteRefusal], answer: Answer, text: str, hint: str, title: str | None
-) -> SiteRefusal:
-    error = cls(text, method=answer.method, hint=hint, status=answer.status, title=title)
-    if isinstance(error, RateLimited):
-        error.retry_after = answer.retry_after
-    return error
-
-
-def _protocol(method: str, what: str) -> ProtocolError:
-    return ProtocolError(f"{method}: the site answered {what}.", method=method, hint=PROTOCOL_HINT)
-
 
 # --- reading fields -----------------------------------------------------------------------
 
@@ -189,14 +29,29 @@ class Fields:
     points at the field rather than at a ``KeyError`` deep in a decoder.
     """
 
-    def __init__(self, value: object, *, method: str, where: str, wrapper: str | None = None):
-        if wrapper is not None and isinstance(value, Mapping) and set(value) == {wrapper}:
-            value = value[wrapper]  # JSON wraps entries: {"workspace": {...}}
-        if not isinstance(value, Mapping):
-            raise _protocol(method, f"{where} as {_kind(value)} instead of an object")
-        self._data: Mapping[str, Any] = value
+    __slots__ = ("_data", "_index", "_where", "method")
+
+    def __init__(
+        self,
+        value: object,
+        *,
+        method: str,
+        where: str,
+        wrapper: str | None = None,
+        index: int | None = None,
+    ):
+        if wrapper is not None and isinstance(value, Mapping) and len(value) == 1:
+            value = value.get(wrapper, value)  # JSON wraps entries: {"workspace": {...}}
+        self._where, self._index = where, index
         self.method = method
-        self.where = where
+        if not isinstance(value, Mapping):
+            raise protocol_error(method, f"{self.where} as {_kind(value)} instead of an object")
+        self._data: Mapping[str, Any] = value
+
+    @property
+    def where(self) -> str:
+        """The place in the answer, for messages; built only when a message needs it."""
+        return self._where if self._index is None else f"{self._where}[{self._index}]"
 
     def get(self, key: str) -> Any:
         return self._data.get(key)
@@ -207,7 +62,7 @@ class Fields:
             value = self._data.get(key)
             got = "nothing" if value is None else f"{_kind(value)} {str(value)[:40]!r}"
             where = f"{self.where}.{key}"
-            raise _protocol(self.method, f"{where} as {got} where {expected} was expected")
+            raise protocol_error(self.method, f"{where} as {got} where {expected} was expected")
         return result
 
     def integer(self, key: str) -> int:
@@ -249,9 +104,9 @@ def read_entries(
     if isinstance(value, Mapping):  # a single entry where a list was expected
         value = [value]
     if not isinstance(value, list):
-        raise _protocol(method, f"{where} as {_kind(value)} instead of a list")
+        raise protocol_error(method, f"{where} as {_kind(value)} instead of a list")
     return tuple(
-        read(Fields(entry, method=method, where=f"{where}[{index}]", wrapper=wrapper))
+        read(Fields(entry, method=method, where=where, wrapper=wrapper, index=index))
         for index, entry in enumerate(value)
     )
 

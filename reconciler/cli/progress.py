@@ -4,20 +4,55 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typing import TYPE_CHECKING
 
 from reconciler.engine.apply import Outcome
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 MIN_CALLS_FOR_BAR = 20  # a handful of calls finish before a bar would be worth drawing
 
 
 class TerminalProgress:
-    """Counts API calls (reads) or actions (apply) on a rich progress bar on stderr."""
+    """Counts API calls (reads) or actions (apply) on a rich progress bar on stderr.
+
+    Without a terminal (CI, pipes) it only counts: rich is not even imported, and each call
+    costs an addition, which matters when a large site's read makes thousands of calls.
+    """
 
     def __init__(self, description: str, *, enabled: bool | None = None) -> None:
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.description = description
+        self.total = 0
+        self.done = 0
+        self._bar: Progress | None = None
+
+    def expect(self, calls: int) -> None:
+        self.total += calls
+        if self._bar is not None:
+            self._bar.update(self._bar.task_ids[0], total=self.total)
+        elif self.enabled and self.total >= MIN_CALLS_FOR_BAR:
+            self._start()
+
+    def advance(self, calls: int = 1) -> None:
+        self.done += calls
+        if self._bar is not None:
+            self._bar.update(self._bar.task_ids[0], completed=self.done)
+
+    def action_done(self, outcome: Outcome) -> None:
+        self.advance()
+
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         self._bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -26,24 +61,8 @@ class TerminalProgress:
             console=Console(stderr=True),
             transient=True,
         )
-        self._task = self._bar.add_task(description, total=0)
-        self._started = False
-
-    def expect(self, calls: int) -> None:
-        self._bar.update(self._task, total=(self._bar.tasks[0].total or 0) + calls)
-        if (
-            self.enabled
-            and not self._started
-            and (self._bar.tasks[0].total or 0) >= MIN_CALLS_FOR_BAR
-        ):
-            self._bar.start()
-            self._started = True
-
-    def advance(self, calls: int = 1) -> None:
-        self._bar.advance(self._task, calls)
-
-    def action_done(self, outcome: Outcome) -> None:
-        self.advance()
+        self._bar.add_task(self.description, total=self.total, completed=self.done)
+        self._bar.start()
 
     def __enter__(self) -> TerminalProgress:
         return self
@@ -54,5 +73,5 @@ class TerminalProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._started:
+        if self._bar is not None:
             self._bar.stop()

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from reconciler.engine.state import SiteState
 from reconciler.model import LiveSite
 
@@ -86,12 +84,14 @@ def describe_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]
             elif now is None:
                 sentences.append(f'{label} "{name}" no longer exists on the site')
             else:
+                from deepdiff import DeepDiff  # only a stale plan needs it: keep start-up light
+
                 diff = DeepDiff(was, now, ignore_order=True, verbose_level=2)
                 sentences.append(f'{label} "{name}" changed: {_summarise(diff)}')
     return sentences
 
 
-def _summarise(diff: DeepDiff) -> str:
+def _summarise(diff: Any) -> str:
     parts = []
     for kind, changes in diff.to_dict().items():
         items = changes.items() if isinstance(changes, dict) else ((c, None) for c in changes)

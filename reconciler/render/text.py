@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import io
 
-from rich.console import Console
-from rich.text import Text
-
 from reconciler.engine.plan import Plan
 from reconciler.render.lines import (
     Line,
@@ -57,6 +54,9 @@ def render_lines(lines: list[Line], *, color: bool) -> str:
     """Lines as text, with ANSI colours when ``color`` is true."""
     if not color:
         return "\n".join(line.text for line in lines) + "\n"
+    from rich.console import Console  # only a terminal needs colours: keep start-up light
+    from rich.text import Text
+
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, color_system="standard", width=10_000)
     for line in lines:
