@@ -25,8 +25,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.measure import ADMIN_KEY, ADMIN_SECRET, sandbox_site
-from bench.signing import signed_get_url
 from bench.sites import LATENCY_MS, SIZES, site_seed
+from tests.support.signing import signed_get_url
 
 PAGE_SIZE = 50  # the API's users per user_list page (site-api-notes.md)
 
@@ -52,7 +52,9 @@ def read_site(base_url: str, declared: Iterable[str]) -> BaselineRun:
 
         def get(method: str, **params: object) -> Any:
             calls[method] += 1
-            url = signed_get_url(base_url, method, params, ADMIN_KEY, ADMIN_SECRET)
+            url = signed_get_url(
+                base_url, method, params, api_key=ADMIN_KEY, api_secret=ADMIN_SECRET
+            )
             response = http.get(url)
             response.raise_for_status()
             return response.json()

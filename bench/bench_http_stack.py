@@ -25,12 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.measure import ADMIN_KEY, ADMIN_SECRET, NO_WAIT, QuietGate, sandbox_site
 from bench.report import floor_s
-from bench.signing import signed_get_url
 from bench.sites import CONCURRENCY, LATENCY_MS, SIZES, site_seed
 from bench.table import ratio, render_table, seconds
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.logs import configure_logging
+from tests.support.signing import signed_get_url
 
 Reader = Callable[[str, list[int]], Awaitable[None]]
 
@@ -43,7 +43,9 @@ async def bare_httpx(url: str, workspace_ids: list[int]) -> None:
         async def one(workspace_id: int) -> None:
             async with slots:
                 params = {"workspace_id": workspace_id}
-                signed = signed_get_url(url, "workspace_info", params, ADMIN_KEY, ADMIN_SECRET)
+                signed = signed_get_url(
+                    url, "workspace_info", params, api_key=ADMIN_KEY, api_secret=ADMIN_SECRET
+                )
                 (await http.get(signed)).json()
 
         await asyncio.gather(*(one(workspace_id) for workspace_id in workspace_ids))

@@ -22,10 +22,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.signing import signed_get_url
 from reconciler.api.spec import workspace_path
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.synthetic import synthetic_seed
+from tests.support.signing import signed_get_url
 
 API_KEY, API_SECRET = "sandbox-admin-key", "sandbox-admin-secret"
 USERS, WORKSPACES, GROUPS = 2000, 400, 50
@@ -33,7 +33,7 @@ IN_FLIGHT = 32
 
 
 def signed_url(base_url: str, method: str, params: dict[str, object]) -> str:
-    return signed_get_url(base_url, method, params, API_KEY, API_SECRET)
+    return signed_get_url(base_url, method, params, api_key=API_KEY, api_secret=API_SECRET)
 
 
 def next_read(rng: random.Random, base_url: str) -> str:
