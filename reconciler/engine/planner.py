@@ -296,38 +296,26 @@ class _Builder:
     # --- deletions ------------------------------------------------------------------------
 
     def deletions(self, workspaces: Iterable[WorkspaceDiff], groups: Iterable[GroupDiff]) -> None:
-        for diff in workspaces:
-            if (
-                diff.status == "extra"
-                and diff.live is not None
-                and self._may_delete("workspace", diff.name)
-            ):
-                self.touched_workspaces.add(diff.name)
-                self.add(
-                    "delete",
-                    "workspace_delete",
-                    str(diff.live.id),
-                    {"workspace_id": diff.live.id, "name": diff.name, "reason": "prune"},
-                    f'delete workspace "{diff.name}" ({DESTROYS_FILES})',
-                )
-                self.change(
-                    "workspace", diff.name, "delete", id=diff.live.id, warning=DESTROYS_FILES
-                )
+        """Managed objects that left the manifest: deleted when the policy allows, else kept."""
+        for ws in workspaces:
+            if ws.status == "extra" and ws.live is not None:
+                params = {"workspace_id": ws.live.id, "reason": "prune"}
+                self._delete("workspace", ws.name, ws.live.id, params, DESTROYS_FILES)
         for group in groups:
-            if (
-                group.status == "extra"
-                and group.id is not None
-                and self._may_delete("group", group.name)
-            ):
-                self.touched_groups.add(group.name)
-                self.add(
-                    "delete",
-                    "user_group_delete",
-                    str(group.id),
-                    {"group_id": group.id, "name": group.name},
-                    f'delete user group "{group.name}"',
-                )
-                self.change("group", group.name, "delete", id=group.id)
+            if group.status == "extra" and group.id is not None:
+                self._delete("group", group.name, group.id, {"group_id": group.id})
+
+    def _delete(
+        self, kind: str, name: str, object_id: int, params: dict[str, Any], warning: str = ""
+    ) -> None:
+        if not self._may_delete(kind, name):
+            return
+        method = "workspace_delete" if kind == "workspace" else "user_group_delete"
+        (self.touched_workspaces if kind == "workspace" else self.touched_groups).add(name)
+        label = "workspace" if kind == "workspace" else "user group"
+        summary = f'delete {label} "{name}"' + (f" ({warning})" if warning else "")
+        self.add("delete", method, str(object_id), {**params, "name": name}, summary)
+        self.change(kind, name, "delete", id=object_id, **({"warning": warning} if warning else {}))
 
     def _protecting(self, name: str) -> str | None:
         """The ``policy.protect`` pattern that forbids deleting ``name``, if any."""
