@@ -2,7 +2,7 @@
 
 Precedence of the site URL: ``--site`` > ``SITE_URL`` > the manifest's ``site_url`` > the
 credentials file's ``site_url``. Credentials: ``SITE_API_KEY``/``SITE_API_SECRET``, each
-falling back to a YAML credentials file (``--credentials-file`` or ``SITE_CREDENTIALS_FILE``)
+falling back to a YAML credentials file (``--credentials`` or ``SITE_CREDENTIALS_FILE``)
 that must not be readable by group or others -- the secret is as good as a password.
 
 Plain ``http://`` is refused unless the host is loopback: the API key travels in every request
@@ -107,7 +107,7 @@ def _require(condition: bool, message: str) -> None:
 
 
 _CREDENTIALS_HINT = (
-    "Set SITE_API_KEY and SITE_API_SECRET, or give a credentials file (--credentials-file or "
+    "Set SITE_API_KEY and SITE_API_SECRET, or give a credentials file (--credentials or "
     "SITE_CREDENTIALS_FILE) holding api_key: and api_secret:, readable only by you (chmod 600)."
 )
 
