@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,9 +109,6 @@ class Plan:
         """Why apply would refuse this plan (empty when it would not)."""
         safety = self.data["safety"]
         return [] if safety.get("forced") else [str(r) for r in safety["problems"]]
-
-    def calls_by_method(self) -> dict[str, int]:
-        return dict(Counter(action["method"] for action in self.data["actions"]))
 
     def to_json(self) -> str:
         return json.dumps({**self.data, "checksum": self.checksum}, indent=1, sort_keys=False)
