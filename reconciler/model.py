@@ -42,7 +42,8 @@ class UserRef:
 
     @property
     def kind(self) -> Literal["id", "email", "username"]:
-        if self.text.isdigit():
+        """How the text reads: ASCII digits are an ID (``"²"`` is not), ``@`` an e-mail."""
+        if self.text.isascii() and self.text.isdigit():
             return "id"
         return "email" if "@" in self.text else "username"
 
@@ -74,13 +75,42 @@ class DesiredGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class DesiredUser:
+    """A site user the manifest declares (``users:``): created when absent, never updated.
+
+    The API has no method to change an existing user, so differences on an existing user are
+    reported as drift, never "fixed". No password is ever part of a manifest.
+    """
+
+    username: str
+    email: str
+    source: Source
+    first_name: str = ""
+    last_name: str = ""
+    organization: str | None = None
+    phone: str | None = None
+    phone_ext: str | None = None
+    admin: bool = False
+    active: bool = True
+
+
+DEFAULT_MAX_DELETES = 10
+"""Most deletions one apply makes without ``--force``, whatever the size of the site."""
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     """What the tool may destroy, and how much at once."""
 
     prune: bool = False
     max_delete_fraction: float = 0.25
     max_member_removal_fraction: float = 0.25
+    max_deletes: int = DEFAULT_MAX_DELETES
     protect: tuple[str, ...] = ()
+    prune_users: bool = False
+    protect_users: tuple[str, ...] = ()
+    min_admins: int = 1
+    max_user_removal_fraction: float = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +122,8 @@ class DesiredSite:
     policy: Policy = field(default_factory=Policy)
     site_url: str | None = None
     files: tuple[str, ...] = ()  # the manifest files, in the order they were merged
+    users: tuple[DesiredUser, ...] = ()
+    state: str | None = None  # ``site.state``: where the records live (a URL or a path)
 
 
 # --- live side ----------------------------------------------------------------------------
@@ -105,6 +137,8 @@ class LiveUser:
     username: str
     email: str
     admin: bool = False
+    first_name: str | None = None
+    last_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
