@@ -205,6 +205,7 @@ class SiteRecords(ABC):
     kind: BackendKind
     site: str  # the normalised site URL: the key
     location: str  # where, for messages and saved plans; never holds a password
+    lease_seconds: float  # the lease ``lock`` takes unless told otherwise
 
     @abstractmethod
     def load(self) -> Snapshot:
@@ -237,13 +238,15 @@ class SiteRecords(ABC):
         holder: Holder,
         *,
         wait_seconds: float = 0.0,
-        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        lease_seconds: float | None = None,
     ) -> Lease:
         """Take the site's lock, waiting up to ``wait_seconds`` for a live holder to let go.
 
         A lock whose holder stopped renewing it for ``lease_seconds`` (the process died, the
         machine vanished) is taken over, and the new lease says from whom. Otherwise
-        ``LockHeld`` names the real holder.
+        ``LockHeld`` names the real holder. ``lease_seconds`` defaults to the one the records
+        were opened with (``open_records(..., lease_seconds=...)``), so the engine need not
+        know it.
         """
 
     @abstractmethod
@@ -267,11 +270,13 @@ class SiteRecords(ABC):
         """The site's secret for authenticating saved plans, created on first use."""
 
     @abstractmethod
-    def import_site(self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes) -> None:
+    def import_site(
+        self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes, *, lease: Lease
+    ) -> None:
         """Replace this site's history and plan key with copies (``state push``/``pull``).
 
         Used only under the lock by the migration command, after it checked that it does not
-        overwrite newer records.
+        overwrite newer records. Fenced like ``save``: ``LockLost`` when ``lease`` is gone.
         """
 
     @abstractmethod

@@ -1,0 +1,384 @@
+"""The directory backend: each site's records as files, the default and the simplest to share.
+
+Layout under the state directory (a runner's ``.reconciler/`` or a disk shared by runners)::
+
+    sites/<host_port_path>-<8 hex of sha256(site)>/     mode 700, one per site URL
+        versions/0000000001.json ...   one file per saved version, never changed once there
+        journal.jsonl                  the apply journal, one fsynced JSON line per entry
+        plan.key                       the site's plan key (32 random bytes)
+        lock, lease.json, gate         the site lock (see ``directory_lock``)
+
+A version file holds two JSON lines: what history keeps (version, saved_at, saved_by, summary,
+plan) and the records. ``save`` publishes version N+1 with ``link`` of a complete temporary
+file, which fails if the name exists, so of two writers that both loaded version N exactly one
+wins; it also runs fenced under the site lock. Every file is mode 600 and written atomically.
+
+The previous layout kept one ``sites/<host>/state.json`` (keyed by host only) with
+``journal.jsonl`` beside it. Until a site's first save it is read as version 0, if it names
+this site; the first save retires it to ``state.json.migrated`` (and a clearing save retires
+its journal to ``journal.jsonl.migrated``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from reconciler.errors import StateError
+from reconciler.state.backend import (
+    DEFAULT_LEASE_SECONDS,
+    BackendKind,
+    ConflictingUpdate,
+    Holder,
+    Lease,
+    SaveInfo,
+    SiteRecords,
+    Snapshot,
+    VersionInfo,
+)
+from reconciler.state.directory_lock import SiteLock
+from reconciler.state.documents import (
+    DAMAGED_HINT,
+    check_site,
+    dump_document,
+    parse_document,
+    parse_json,
+    utc_stamp,
+)
+from reconciler.state.files import (
+    file_errors,
+    fsync_directory,
+    private_directory,
+    publish_file,
+    read_file,
+    replace_file,
+)
+
+PLAN_KEY_BYTES = 32
+_VERSION_FILE = re.compile(r"^(\d{10})\.json$")
+_FOLDED_JOURNAL = re.compile(r"^journal\.folded-(\d+)\.jsonl$")
+
+
+def site_directory_name(site: str) -> str:
+    """``acme.example.net_8443_sub-1a2b3c4d``: readable, and unique per site URL."""
+    parts = urlsplit(site)
+    label = re.sub(r"[^A-Za-z0-9.-]+", "_", parts.netloc + parts.path).strip("._")[:80]
+    return f"{label or 'site'}-{hashlib.sha256(site.encode()).hexdigest()[:8]}"
+
+
+def legacy_directory_name(site: str) -> str:
+    """The previous layout's name: the host and port only (two sites on one host shared it)."""
+    parts = urlsplit(site)
+    label = parts.netloc or parts.path or "site"
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", label).strip("._") or "site"
+
+
+def _version_file(version: int) -> str:
+    return f"{version:010d}.json"
+
+
+class DirectoryRecords(SiteRecords):
+    """One site's records under ``root`` (the state directory)."""
+
+    kind: BackendKind = "directory"
+
+    def __init__(
+        self, root: Path, site: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS
+    ) -> None:
+        self.root = root
+        self.site = site
+        self.location = str(root)
+        self.lease_seconds = lease_seconds
+        self.directory = root / "sites" / site_directory_name(site)
+        self.versions_dir = self.directory / "versions"
+        self.journal_path = self.directory / "journal.jsonl"
+        self.key_path = self.directory / "plan.key"
+        legacy = root / "sites" / legacy_directory_name(site)
+        self.legacy_state = legacy / "state.json"
+        self.legacy_journal = legacy / "journal.jsonl"
+        self._lock = SiteLock(self.directory, site)
+
+    def __repr__(self) -> str:
+        return f"DirectoryRecords({self.location!r}, {self.site!r})"
+
+    # -- versions ---------------------------------------------------------------------------
+
+    def _version_numbers(self) -> list[int]:
+        """Every saved version, in order; finishes an import that was cut short."""
+        importing = self.directory / "versions.importing"
+        with file_errors("read the records", self.directory):
+            if not self.versions_dir.is_dir() and importing.is_dir():
+                _finish_import(importing, self.versions_dir)
+            try:
+                names = os.listdir(self.versions_dir)
+            except FileNotFoundError:
+                return []
+        return sorted(int(m.group(1)) for m in map(_VERSION_FILE.match, names) if m)
+
+    def _read_version(self, version: int) -> tuple[VersionInfo, dict[str, Any]]:
+        path = self.versions_dir / _version_file(version)
+        with file_errors("read the records", path):
+            text = path.read_bytes()
+        meta_line, _, data_line = text.partition(b"\n")
+        return _version_info(meta_line, path), check_site(
+            parse_document(data_line, str(path)), self.site, str(path)
+        )
+
+    def load(self) -> Snapshot:
+        versions = self._version_numbers()
+        if versions:
+            return Snapshot(versions[-1], self._read_version(versions[-1])[1])
+        legacy = self._legacy_records()
+        return Snapshot(0, legacy)
+
+    def load_version(self, version: int) -> Snapshot:
+        if version not in self._version_numbers():
+            raise StateError(
+                f"There is no version {version} of the records of {self.site} in {self.location}.",
+                hint="The site's history lists the versions there are.",
+            )
+        return Snapshot(version, self._read_version(version)[1])
+
+    def history(self) -> list[VersionInfo]:
+        infos = []
+        for version in self._version_numbers():
+            path = self.versions_dir / _version_file(version)
+            with file_errors("read the records", path), path.open("rb") as handle:
+                infos.append(_version_info(handle.readline(), path))
+        return infos
+
+    def save(
+        self,
+        data: dict[str, Any],
+        *,
+        expected_version: int,
+        info: SaveInfo,
+        lease: Lease,
+        clear_journal: bool = False,
+    ) -> int:
+        check_site(data, self.site, "the records to save")
+        version = expected_version + 1
+        body = _version_body(
+            VersionInfo(version, utc_stamp(), info.saved_by, info.summary, info.plan), data
+        )
+        with self._lock.fenced(lease), file_errors("save the records", self.directory):
+            private_directory(self.versions_dir)
+            newest = (self._version_numbers() or [0])[-1]
+            if newest != expected_version:
+                raise self._conflict(expected_version, newest)
+            set_aside = self._set_journal_aside(version) if clear_journal else None
+            if not publish_file(self.versions_dir / _version_file(version), body):
+                if set_aside is not None:
+                    os.replace(set_aside, self.journal_path)
+                raise self._conflict(expected_version, version)
+            if set_aside is not None:
+                set_aside.unlink()
+            self._retire_legacy(journal_too=clear_journal)
+        return version
+
+    def _conflict(self, expected: int, newest: int) -> ConflictingUpdate:
+        return ConflictingUpdate(
+            f"The records of {self.site} changed since this command read them (version "
+            f"{expected} then, {newest} now): saving would lose that update.",
+            hint="Run the command again: it starts from the newest records.",
+        )
+
+    # -- the previous layout ----------------------------------------------------------------
+
+    def _legacy_records(self) -> dict[str, Any] | None:
+        with file_errors("read the records", self.legacy_state):
+            text = read_file(self.legacy_state)
+        if text is None:
+            return None
+        data = parse_document(text, str(self.legacy_state))
+        if data.get("site") != self.site:
+            raise StateError(
+                f"The records at {self.legacy_state} (the previous layout, one per host) belong "
+                f"to {data.get('site')!r}, not to {self.site!r}: they are not used.",
+                hint=f"Run a command for {data.get('site')!r} first so that its records move to "
+                "the new layout, or move that file away if they are stale.",
+            )
+        return data
+
+    def _legacy_journal_is_ours(self) -> bool:
+        """The previous layout's journal sits beside its records: it is ours if they are."""
+        for state in (self.legacy_state, self.legacy_state.with_name("state.json.migrated")):
+            text = read_file(state)
+            if text is not None:
+                return _names_site(text, self.site)
+        return False
+
+    def _retire_legacy(self, *, journal_too: bool) -> None:
+        """After a save: the previous layout's records are superseded (never deleted)."""
+        text = read_file(self.legacy_state)
+        if text is not None and _names_site(text, self.site):
+            os.replace(self.legacy_state, self.legacy_state.with_name("state.json.migrated"))
+        if journal_too and self.legacy_journal.exists() and self._legacy_journal_is_ours():
+            os.replace(self.legacy_journal, self.legacy_journal.with_name("journal.jsonl.migrated"))
+
+    # -- the journal ------------------------------------------------------------------------
+
+    def journal_append(self, lease: Lease, entry: dict[str, Any]) -> None:
+        line = (dump_document(entry) + "\n").encode()
+        with self._lock.fenced(lease), file_errors("write the journal", self.journal_path):
+            private_directory(self.directory)
+            fd = os.open(self.journal_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                _drop_torn_tail(fd, self.journal_path)
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def _set_journal_aside(self, version: int) -> Path | None:
+        """Rename the journal to ``journal.folded-<version>.jsonl`` before ``version`` is
+        published: it still counts until that version exists, and never after."""
+        if not self.journal_path.exists():
+            return None
+        aside = self.directory / f"journal.folded-{version}.jsonl"
+        os.replace(self.journal_path, aside)
+        return aside
+
+    def journal_entries(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        with file_errors("read the journal", self.directory):
+            if self.legacy_journal.exists() and self._legacy_journal_is_ours():
+                entries += _journal_lines(self.legacy_journal, strict=False)
+            newest = (self._version_numbers() or [0])[-1]
+            folded = sorted(
+                (int(m.group(1)), self.directory / m.group(0))
+                for m in map(_FOLDED_JOURNAL.match, _names_in(self.directory))
+                if m
+            )
+            for version, path in folded:
+                if version > newest:  # set aside by a save that never published
+                    entries += _journal_lines(path, strict=True)
+            entries += _journal_lines(self.journal_path, strict=True)
+        return entries
+
+    # -- the plan key, the lock, copies -----------------------------------------------------
+
+    def plan_key(self) -> bytes:
+        with file_errors("read the plan key", self.key_path):
+            key = read_file(self.key_path)
+            if key is None:
+                private_directory(self.directory)
+                publish_file(self.key_path, os.urandom(PLAN_KEY_BYTES))  # first one wins
+                key = self.key_path.read_bytes()
+        if len(key) != PLAN_KEY_BYTES:
+            raise StateError(f"The plan key {self.key_path} is damaged.", hint=DAMAGED_HINT)
+        return key
+
+    def lock(
+        self,
+        holder: Holder,
+        *,
+        wait_seconds: float = 0.0,
+        lease_seconds: float | None = None,
+    ) -> Lease:
+        lease = self.lease_seconds if lease_seconds is None else lease_seconds
+        return self._lock.acquire(holder, wait_seconds=wait_seconds, lease_seconds=lease)
+
+    def import_site(
+        self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes, *, lease: Lease
+    ) -> None:
+        for _, data in versions:
+            check_site(data, self.site, "the records to import")
+        importing = self.directory / "versions.importing"
+        with self._lock.fenced(lease), file_errors("import the records", self.directory):
+            shutil.rmtree(importing, ignore_errors=True)
+            private_directory(importing)
+            for info, data in versions:
+                publish_file(importing / _version_file(info.version), _version_body(info, data))
+            _finish_import(importing, self.versions_dir)
+            replace_file(self.key_path, key)
+            self._retire_legacy(journal_too=False)
+
+    def close(self) -> None:
+        """Nothing stays open between calls; a held lease keeps its own file."""
+
+
+def _finish_import(importing: Path, versions: Path) -> None:
+    """Swap a complete ``versions.importing`` in for ``versions``; the old one goes."""
+    replaced = versions.with_name("versions.replaced")
+    shutil.rmtree(replaced, ignore_errors=True)
+    if versions.exists():
+        os.replace(versions, replaced)
+    with contextlib.suppress(FileNotFoundError):  # a reader may have finished it first
+        os.replace(importing, versions)
+    fsync_directory(versions.parent)
+    shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _version_body(info: VersionInfo, data: dict[str, Any]) -> bytes:
+    meta = {
+        "version": info.version,
+        "saved_at": info.saved_at,
+        "saved_by": info.saved_by,
+        "summary": info.summary,
+        "plan": info.plan,
+    }
+    return (dump_document(meta) + "\n" + dump_document(data) + "\n").encode()
+
+
+def _version_info(meta_line: bytes, path: Path) -> VersionInfo:
+    meta = parse_document(meta_line, str(path))
+    try:
+        return VersionInfo(
+            version=int(meta["version"]),
+            saved_at=str(meta["saved_at"]),
+            saved_by=str(meta["saved_by"]),
+            summary=str(meta["summary"]),
+            plan=None if meta.get("plan") is None else str(meta["plan"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"The records at {path} are damaged ({exc}).", hint=DAMAGED_HINT) from exc
+
+
+def _names_site(text: bytes, site: str) -> bool:
+    try:
+        value = parse_json(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("site") == site
+
+
+def _names_in(directory: Path) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except FileNotFoundError:
+        return []
+
+
+def _drop_torn_tail(fd: int, path: Path) -> None:
+    """Cut a last line that a crash left without its newline: it was never a whole entry,
+    and the next entry must not be glued to it."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    text = path.read_bytes()
+    os.truncate(fd, text.rfind(b"\n") + 1)
+
+
+def _journal_lines(path: Path, *, strict: bool) -> list[dict[str, Any]]:
+    """The entries of a journal file. A last line without its newline was cut short by a
+    crash and is skipped; any other damaged line is an error (``strict``) or, in the previous
+    layout's journals, whose writer did not trim torn lines, skipped."""
+    text = read_file(path)
+    if text is None:
+        return []
+    *complete, _torn = text.split(b"\n")
+    entries = []
+    for number, line in enumerate(complete, start=1):
+        try:
+            entries.append(parse_document(line, f"{path} line {number}"))
+        except StateError:
+            if strict:
+                raise
+    return entries

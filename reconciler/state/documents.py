@@ -1,0 +1,97 @@
+"""Reading and writing the JSON documents every backend stores, the same way everywhere.
+
+A records document that cannot be trusted must stop the command with a clear message, not a
+``TypeError`` three modules later: ``null``, a list, text that is not JSON, a number JSON
+allows but Python turns into infinity (``1e999``) or ``NaN``, a nesting too deep to parse.
+Both backends parse through ``parse_document`` so they refuse exactly the same things.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from reconciler.errors import StateError
+
+DAMAGED_HINT = (
+    "Restore an older version from the records' history, or a backup; "
+    "do not edit the records by hand."
+)
+
+
+class _NotPlainJson(ValueError):
+    """A value JSON parsers accept but the records must never hold (infinities, NaN)."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotPlainJson(f"the number {text[:20]} is too large")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise _NotPlainJson(f"{name} is not a JSON number")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Strict JSON: no ``NaN``/``Infinity`` and no number that overflows to infinity.
+
+    Raises ``ValueError`` (including ``json.JSONDecodeError``) for anything else than plain
+    JSON, and for nesting too deep for the parser.
+    """
+    try:
+        return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+    except RecursionError as exc:
+        raise ValueError("the document is nested too deeply") from exc
+
+
+def parse_document(text: str | bytes, where: str) -> dict[str, Any]:
+    """The JSON object stored at ``where`` (a path or a table row, for the message)."""
+    try:
+        value = parse_json(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StateError(f"The records at {where} are damaged: {exc}.", hint=DAMAGED_HINT) from exc
+    if not isinstance(value, dict):
+        raise StateError(
+            f"The records at {where} are damaged: a JSON object was expected, "
+            f"found {type(value).__name__ if value is not None else 'null'}.",
+            hint=DAMAGED_HINT,
+        )
+    return value
+
+
+def dump_document(data: Any) -> str:
+    """Compact JSON of ``data``; ``StateError`` when it holds what JSON cannot (NaN, sets)."""
+    try:
+        return json.dumps(data, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise StateError(
+            f"The records cannot be stored: {exc}.",
+            hint="This is a bug in the tool: please report it with the command you ran.",
+        ) from exc
+
+
+def check_site(data: dict[str, Any], site: str, where: str) -> dict[str, Any]:
+    """``data`` when it belongs to ``site``: records of another site are never used."""
+    recorded = data.get("site")
+    if recorded != site:
+        raise StateError(
+            f"The records at {where} belong to {recorded!r}, not to {site!r}: they are not used.",
+            hint="Point the tool at the records of this site (--state), or check the site URL.",
+        )
+    return data
+
+
+def utc_stamp(moment: datetime | None = None) -> str:
+    """ISO 8601 UTC with microseconds (``2026-11-23T14:53:50.123456Z``): sortable as text."""
+    moment = datetime.now(UTC) if moment is None else moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_stamp(text: str) -> datetime:
+    """The moment a ``utc_stamp`` (or any ISO 8601 text with a zone) names."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -1,0 +1,133 @@
+"""Private, atomic, durable files: the few operations the directory backend is built from.
+
+Every file is first written whole to a temporary file beside its target and fsynced; only then
+does it appear under its name, by ``rename`` (replace) or by ``link`` (create only if absent,
+which is how two writers can never both publish the same version). The directory is fsynced
+after, so the name survives a power cut too. Directories are mode 700 and files mode 600: the
+records name the site's users and the plan key authenticates plans.
+
+Operating-system failures become one ``StateError`` that says what could not be done, why in
+plain words (read-only file system, disk full, permission denied), and what to do.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from reconciler.errors import StateError
+
+_WHY: dict[int, tuple[str, str]] = {
+    errno.EROFS: (
+        "the file system is read-only",
+        "Give a writable state location (--state or site.state), e.g. a shared disk or "
+        "a PostgreSQL database.",
+    ),
+    errno.EACCES: (
+        "permission denied",
+        "Check that the user running the tool owns the state directory (mode 700).",
+    ),
+    errno.EPERM: (
+        "operation not permitted",
+        "Check that the user running the tool owns the state directory (mode 700).",
+    ),
+    errno.ENOSPC: ("the disk is full", "Free some space on that disk and run the command again."),
+    errno.EDQUOT: ("the disk quota is exceeded", "Free some space or raise the quota."),
+    errno.EFBIG: ("the file would be too large", "Raise the file size limit (ulimit -f)."),
+}
+
+
+def file_error(exc: OSError, action: str, path: Path) -> StateError:
+    """One message for an ``OSError`` met while doing ``action`` (``"write the records"``)."""
+    why, hint = _WHY.get(
+        exc.errno or 0,
+        (exc.strerror or str(exc), "Check the state directory and its disk."),
+    )
+    return StateError(f"Cannot {action} at {path}: {why}.", hint=hint)
+
+
+@contextmanager
+def file_errors(action: str, path: Path) -> Iterator[None]:
+    """Turn any ``OSError`` inside the block into ``file_error(…)``."""
+    try:
+        yield
+    except OSError as exc:
+        raise file_error(exc, action, path) from exc
+
+
+def private_directory(path: Path) -> None:
+    """Create ``path`` and any missing parent with mode 700 (``mkdir -p`` gives 755)."""
+    if path.is_dir():
+        return
+    private_directory(path.parent)
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+
+
+def fsync_directory(path: Path) -> None:
+    """Make the names just created or removed in ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _complete_temp_file(directory: Path, data: bytes) -> Path:
+    """A new mode-600 file in ``directory`` holding ``data``, on disk before this returns."""
+    fd, name = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(name)
+        raise
+    os.close(fd)
+    return Path(name)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write ``path`` atomically: readers see the old content or the new, never a part."""
+    temp = _complete_temp_file(path.parent, data)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    fsync_directory(path.parent)
+
+
+def publish_file(path: Path, data: bytes) -> bool:
+    """Create ``path`` holding ``data`` only if no file has that name: False if one has.
+
+    ``link`` of a complete temporary file is atomic and fails when the name exists, on local
+    file systems and NFS alike, so of two writers exactly one publishes.
+    """
+    temp = _complete_temp_file(path.parent, data)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        return False
+    finally:
+        temp.unlink(missing_ok=True)
+    fsync_directory(path.parent)
+    return True
+
+
+def read_file(path: Path) -> bytes | None:
+    """The bytes of ``path``, or ``None`` when there is no such file."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,118 @@
+"""What both backends' locks share: waiting for a lock, the refusal, and the heartbeat.
+
+A lease lives only while its holder keeps renewing it. The renewal runs on a small daemon
+thread (``Heartbeat``), every third of the lease, so a holder busy for minutes in one API call
+keeps its lock, and a holder that dies, freezes or loses its connection loses it within one
+lease. The thread only renews: it never writes records; the writes check the lease themselves
+(fencing), so a holder whose heartbeat failed is refused even if it does not know yet.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from reconciler.errors import ConfigError
+from reconciler.state.backend import Holder, Lease, LockHeld, LockLost
+
+log = structlog.get_logger("reconciler.state")
+
+MIN_LEASE_SECONDS = 0.3
+"""Shorter leases could not be renewed reliably (the heartbeat runs every third of one)."""
+
+
+def check_lease_seconds(value: float) -> float:
+    """``value`` when it is a usable lease length, else a ``ConfigError``."""
+    if not value >= MIN_LEASE_SECONDS:  # also refuses NaN
+        raise ConfigError(
+            f"A lock lease of {value} seconds is too short.",
+            hint=f"Give at least {MIN_LEASE_SECONDS} seconds (the default is 30).",
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """The lock is held by someone else on a lease of ``lease_seconds``, renewed as it
+    works."""
+
+    holder: Holder
+    lease_seconds: float
+
+
+def lock_held(site: str, refusal: Refusal) -> LockHeld:
+    """The refusal a user sees: who holds the lock, and what happens if they are gone."""
+    return LockHeld(
+        f"The records of {site} are locked by {refusal.holder.describe()}.",
+        holder=refusal.holder,
+        hint="Wait for that command to finish and run this one again. If it is gone for "
+        f"good, its lock lapses by itself {refusal.lease_seconds:g} seconds after its last "
+        "renewal.",
+    )
+
+
+def lock_lost(site: str, token: int) -> LockLost:
+    return LockLost(
+        f"This command lost the lock of {site}'s records (lease {token} expired or was "
+        "taken over), so it may no longer change them.",
+        hint="Another command may be changing the site now: run `plan` again when it is done.",
+    )
+
+
+def wait_for_lock(
+    attempt: Callable[[], Lease | Refusal],
+    *,
+    site: str,
+    wait_seconds: float,
+    poll_seconds: float,
+) -> Lease:
+    """``attempt`` until it gives a lease, for ``wait_seconds`` at most; then ``LockHeld``."""
+    deadline = time.monotonic() + max(0.0, wait_seconds)
+    while True:
+        outcome = attempt()
+        if isinstance(outcome, Lease):
+            return outcome
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise lock_held(site, outcome)
+        time.sleep(min(poll_seconds, left))
+
+
+class Heartbeat:
+    """Calls ``renew`` every ``interval`` seconds until stopped or until it returns False.
+
+    ``renew`` returns False when the lease is gone (then renewing stops for good); an
+    exception is logged and the next beat tries again: the lease lapses by itself if none
+    of them succeeds in time.
+    """
+
+    def __init__(self, renew: Callable[[], bool], interval: float, *, name: str) -> None:
+        self._renew = renew
+        self._interval = interval
+        self._stop = threading.Event()
+        self.lost = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                held = self._renew()
+            except Exception as exc:  # the lease lapses by itself; keep trying until then
+                log.warning("lock_renewal_failed", thread=self._thread.name, error=str(exc))
+                continue
+            if not held:
+                self.lost.set()
+                log.warning("lock_lost", thread=self._thread.name)
+                return
