@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from reconciler.engine.plan import WRITE_METHODS
+from reconciler.engine.actions import ACTION_TYPES
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.settings import SandboxSettings
 
@@ -68,11 +68,11 @@ class CommandRun:
 
     @property
     def reads(self) -> int:
-        return sum(n for method, n in self.calls.items() if method not in WRITE_METHODS)
+        return sum(n for method, n in self.calls.items() if method not in ACTION_TYPES)
 
     @property
     def writes(self) -> int:
-        return sum(n for method, n in self.calls.items() if method in WRITE_METHODS)
+        return sum(n for method, n in self.calls.items() if method in ACTION_TYPES)
 
     @property
     def plan_timings(self) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reconciler.engine.plan import Plan
-from reconciler.engine.planner import PlanOptions
+from reconciler.engine.plan import PlanOptions
 from reconciler.errors import RefusedForSafety
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import EngineSite, engine_site
@@ -150,9 +150,9 @@ def _workspace_problems(
     """Each declared workspace exists once with the wanted members; the tool's own ones also
     with the wanted settings, unless the plan reports that they need replacement."""
     problems = []
-    warnings = " ".join(plan.data["warnings"])
+    warnings = " ".join(plan.warnings)
     needs_replacement = {
-        c["name"] for c in plan.data["changes"] if c["action"] == "needs-replacement"
+        c.name for c in plan.changes if c.action == "needs-replacement"
     }
     for name, wanted in expectation.workspaces.items():
         if f'"{name}"' in warnings:
@@ -223,7 +223,7 @@ async def _apply_step(site: EngineSite, step: Step, path: Path, initial: Dump) -
     if step.replace_needed:
         first = await site.plan(desired)
         replace = frozenset(
-            c["name"] for c in first.data["changes"] if c["action"] == "needs-replacement"
+            c.name for c in first.changes if c.action == "needs-replacement"
         )
         TALLY["replacements requested"] += len(replace)
     options = PlanOptions(replace, step.force)
@@ -240,8 +240,8 @@ async def _apply_step(site: EngineSite, step: Step, path: Path, initial: Dump) -
     TALLY["deletions"] += sum(a.method.endswith("_delete") for a in outcome.plan.actions)
 
     again = await site.plan(desired, options)
-    assert again.actions == (), [a.summary for a in again.actions]
-    assert {c["action"] for c in again.data["changes"]} <= {"needs-replacement"}
+    assert again.actions == (), [a.summary() for a in again.actions]
+    assert {c.action for c in again.changes} <= {"needs-replacement"}
     records = {name: group.id for name, group in site.records().groups.items()}
     check = StepCheck(initial, before, site.dump(), Expectation.of(desired, initial["users"]))
     groups_listed = not site.app.sandbox.settings.omit_groups_in_location_access
@@ -277,7 +277,7 @@ class StepCheck:
             problems += changed_objects(self.before, self.after, kind, untouchable[kind])
         problems += _deletion_problems(self.before, self.after, self.expectation, managed, replace)
         problems += _workspace_problems(self.after, self.expectation, hand_made["workspaces"], plan)
-        warnings = " ".join(plan.data["warnings"]) if groups_listed else None
+        warnings = " ".join(plan.warnings) if groups_listed else None
         return problems + _group_problems(
             self.after, self.expectation, self.initial, records, warnings
         )
@@ -287,8 +287,8 @@ async def _run(scenario: Scenario, directory: Path) -> None:
     profile = PROFILES[scenario.profile]
     async with engine_site(scenario.seed, directory / "state", profile) as site:
         initial = site.dump()
-        for index, step in enumerate(scenario.steps):
-            await _apply_step(site, step, directory / f"manifest-{index}.yaml", initial)
+        for step in scenario.steps:
+            await _apply_step(site, step, directory / "manifest.yaml", initial)
     TALLY["examples"] += 1
     TALLY[f"profile {scenario.profile}"] += 1
 

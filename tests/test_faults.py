@@ -29,11 +29,13 @@ import yaml
 
 from reconciler.api.errors import SiteError
 from reconciler.api.records import WorkspaceSettings
+from reconciler.engine import ledger
+from reconciler.engine.actions import ACTION_TYPES, action_from_data
 from reconciler.engine.journal import Journal
-from reconciler.engine.plan import WRITE_METHODS, Plan
-from reconciler.engine.planner import PlanOptions
-from reconciler.engine.state import StateStore
-from reconciler.errors import EXIT_OK
+from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.state.backend import Holder
+from reconciler.state.directory import DirectoryRecords
+from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.model import DesiredSite
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import SITE_URL, EngineSite, engine_site
@@ -113,16 +115,23 @@ def _kill_test_documents() -> dict[str, dict[str, Any]]:
     ]
     changed["groups"] += [{"name": f"crew-{n}", "members": ["olivia", "peggy"]} for n in range(4)]
     for document in (example, changed):
-        document["policy"].update(max_delete_fraction=1.0, max_member_removal_fraction=1.0)
+        document["policy"].update(
+            max_delete_fraction=1.0, max_member_removal_fraction=1.0, max_deletes=100
+        )
     return {"site.yaml": example, "changed.yaml": changed}
 
 
-async def apply_until_complete(site: EngineSite, desired: DesiredSite, runs: Counter[str]) -> None:
+SWITCH_FILES = "--force"  # each file prunes every object of the other: the guard is meant to ask
+
+
+async def apply_until_complete(
+    site: EngineSite, desired: DesiredSite, runs: Counter[str], options: PlanOptions | None = None
+) -> None:
     """Apply again and again, as an operator would, until one apply completes."""
     for _ in range(MAX_APPLIES):
         runs["applies"] += 1
         try:
-            outcome = await site.apply(desired)
+            outcome = await site.apply(desired, options)
         except SiteError as exc:  # a read that failed five times: the run ends with an error
             runs[f"applies ended by {type(exc).__name__}"] += 1
             continue
@@ -147,13 +156,13 @@ async def converge_under_faults(
         options["sleep"] = asyncio.sleep  # the site's window is real time: so are the waits
     async with engine_site(example_seed(), directory / "state", settings, **options) as site:
         initial = site.dump()
-        for index, document in enumerate((_example_document(), _changed_document())):
-            desired = load_desired(document, directory / f"manifest-{index}.yaml")
+        for document in (_example_document(), _changed_document()):
+            desired = load_desired(document, directory / "manifest.yaml")
             site.set_faults(**faults)
             await apply_until_complete(site, desired, runs)
             site.set_faults(fail_rate=0.0, drop_after_commit_rate=0.0, rate_limit=0)
             again = await site.plan(desired, PlanOptions())
-            assert again.actions == (), [a.summary for a in again.actions]
+            assert again.actions == (), [a.summary() for a in again.actions]
             expectation = Expectation.of(desired, initial["users"])
             assert example_site_problems(initial, site.dump(), expectation) == []
             runs["manifests converged"] += 1
@@ -202,18 +211,20 @@ def test_groups_hidden_by_the_site_are_never_created_twice(tmp_path: Path) -> No
     async def run() -> tuple[dict[str, Any], dict[str, Any], Plan]:
         async with engine_site(example_seed(), tmp_path, settings) as site:
             initial = site.dump()
-            await apply_until_complete(site, desired, runs)
+            first_apply = PlanOptions(assume_no_groups=True)  # the site hides its groups
+            await apply_until_complete(site, desired, runs, first_apply)
             site.set_faults(drop_after_commit_rate=0.0)
             again = await site.plan(desired)
             runs.update(site.tap.seen)
             return initial, site.dump(), again
 
     initial, after, again = asyncio.run(run())
-    store = StateStore.for_site(tmp_path, SITE_URL)
-    uncertain = [name for name, group in store.load().groups.items() if group.uncertain]
+    with DirectoryRecords(tmp_path, SITE_URL) as store:
+        groups = ledger.read(store).records.groups
+    uncertain = [name for name, group in groups.items() if group.uncertain]
     assert uncertain, "the fault seed should drop at least one user_group_add"
     assert again.actions == ()
-    assert all(any(f'"{name}"' in w for w in again.data["warnings"]) for name in uncertain)
+    assert all(any(f'"{name}"' in w for w in again.warnings) for name in uncertain)
     assert example_site_problems(initial, after, Expectation.of(desired, initial["users"])) == []
     tally("faults in-process", runs, runs=1)
 
@@ -232,9 +243,9 @@ def test_a_partial_multi_add_after_a_race_creates_nothing_twice(tmp_path: Path) 
         settings = SandboxSettings(partial_multi_add=True)
         async with engine_site(example_seed(), tmp_path / "state", settings) as site:
             plan = await site.plan(desired)
-            assert [a.params["names"] for a in plan.actions] == [["North", "South", "West"]]
+            assert [a.params()["names"] for a in plan.actions] == [["North", "South", "West"]]
             await site.client.workspace_add(["South"], WorkspaceSettings(user_ids=(1002,)))
-            report = await site.execute(plan)
+            report = await site.execute(plan, desired)
             assert report.count("failed") == 1 and "Created:" in report.outcomes[0].detail
             await apply_until_complete(site, desired, Counter())
             return site.dump(), await site.plan(desired)
@@ -281,14 +292,14 @@ SLOW_ENOUGH_TO_KILL_MS = 400  # time to see a call arrive and kill before its an
 
 def _writes_received(site: LoopbackSite) -> int:
     methods = site.control("calls")["methods"]
-    return sum(count for method, count in methods.items() if method in WRITE_METHODS)
+    return sum(count for method, count in methods.items() if method in ACTION_TYPES)
 
 
 def _kill_during_apply(site: LoopbackSite, manifest: str, rng: random.Random) -> bool:
     """Start ``apply`` and kill -9 it a random moment after its first write reached the site;
     True if it was killed (rather than finishing first)."""
     site.control("calls/reset", {})
-    process = site.start("apply", manifest, "--auto-approve", "--concurrency", "2")
+    process = site.start("apply", manifest, "--auto-approve", "--concurrency", "2", SWITCH_FILES)
     deadline = time.monotonic() + 60
     while not _writes_received(site) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
@@ -326,26 +337,30 @@ def test_a_creation_settled_by_a_killed_apply_stays_managed(tmp_path: Path) -> N
     for name, document in documents.items():
         (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
     with loopback_site(tmp_path) as site:
-        store = StateStore.for_site(tmp_path / ".reconciler", site.url)
+        store = DirectoryRecords(tmp_path / ".reconciler", site.url)
         assert site.run("plan", "first.yaml", "-o", "first.json").returncode == EXIT_OK
-        plan = Plan.from_json((tmp_path / "first.json").read_text(), origin="first.json")
-        (group_add,) = [a for a in plan.actions if a.method == "user_group_add"]
-        journal = Journal(store.journal_file)  # what the killed apply left: the intent...
-        journal.write("intent", group_add)
-        journal.close()
+        saved = json.loads((tmp_path / "first.json").read_text())
+        actions = [action_from_data(a) for a in saved["actions"]]
+        (group_add,) = [a for a in actions if a.method == "user_group_add"]
+        with store.lock(Holder.current("killed apply (test)")) as lease:
+            # what the killed apply left: the intent...
+            Journal(store, lease, store.load().version).write("intent", group_add)
         site.api(lambda client: client.user_group_add("Payments", [1003, 1004]))  # ...sent
 
         site.faults(latency_ms=SLOW_ENOUGH_TO_KILL_MS)
         _kill_when_received(site, "second.yaml", "workspace_add")
         site.faults(latency_ms=0)
-        events = [json.loads(line) for line in store.journal_file.read_text().splitlines()]
+        events = store.journal_entries()
         assert ("done", "add_to_user_group:1005") in [
             (e["event"], e["action"]["id"]) for e in events
         ]
 
         assert site.run("apply", "second.yaml", "--auto-approve").returncode == EXIT_OK
-        assert store.load().groups["Payments"].origin == "created"
-        assert site.run("apply", "third.yaml", "--auto-approve").returncode == EXIT_OK
+        assert ledger.read(store).records.groups["Payments"].origin == "created"
+        guarded = site.run("apply", "third.yaml", "--auto-approve")  # second.yaml is not given
+        assert guarded.returncode == EXIT_REFUSED, guarded.stdout
+        assert "every object declared in second.yaml" in guarded.stderr
+        assert site.run("apply", "third.yaml", "--auto-approve", "--force").returncode == EXIT_OK
         assert set(site.groups()) == {"old-contractors"}
         assert set(site.workspaces()) == {"Legacy Scans"}
 
@@ -358,26 +373,28 @@ def kill_and_recover(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
         (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
     with loopback_site(tmp_path, settings=SandboxSettings(latency_ms=KILL_LATENCY_MS)) as site:
         initial = site.state()
-        store = StateStore.for_site(tmp_path / ".reconciler", site.url)
+        store = DirectoryRecords(tmp_path / ".reconciler", site.url)
+        killed_last = False
         for number in range(kills):
             killed = _kill_during_apply(site, sorted(documents)[number % 2], rng)
+            killed_last = killed
             runs["applies killed with SIGKILL" if killed else "applies that finished first"] += 1
-            runs["journals left by a kill"] += killed and store.journal_file.exists()
-            for left in (store.journal_file, store.lock_file, store.state_file):
-                assert not left.exists() or left.stat().st_mode & 0o777 == 0o600, left
-        lock_left = store.lock_file.exists()
-        for name, document in documents.items():
-            final = site.run("apply", name, "--auto-approve")
+            runs["journals left by a kill"] += killed and bool(store.journal_entries())
+            for left in store.directory.rglob("*"):
+                expected = 0o700 if left.is_dir() else 0o600
+                assert left.stat().st_mode & 0o777 == expected, left
+        for number, (name, document) in enumerate(documents.items()):
+            final = site.run("apply", name, "--auto-approve", SWITCH_FILES)
             assert final.returncode == EXIT_OK, final.stderr
-            runs["locks taken over"] += "apply_lock_taken_over" in final.stderr
-            assert not store.lock_file.exists() and not store.journal_file.exists()
-            assert store.state_file.stat().st_mode & 0o777 == 0o600
+            runs["locks taken over"] += "took the lock over" in final.stderr
+            if number == 0:  # a killed holder's lock is free at once, and said so
+                assert ("took the lock over" in final.stderr) == killed_last, final.stderr
+            assert store.journal_entries() == []
             plan = site.run("plan", name, "--detailed-exitcode")
             assert plan.returncode == EXIT_OK, plan.stdout
             desired = load_desired(document, tmp_path / f"check-{name}")
             expectation = Expectation.of(desired, initial["users"])
             assert example_site_problems(initial, site.state(), expectation) == []
-    assert runs["locks taken over"] == lock_left  # with a notice naming the killed process
     return runs
 
 

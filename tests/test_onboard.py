@@ -10,7 +10,7 @@ import yaml
 
 from reconciler.api.spec import NOTIFICATION_KEYS, PERMISSION_KEYS
 from reconciler.engine.export import export_site
-from reconciler.engine.state import SiteState
+from reconciler.engine.records import Records
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.manifest import load_manifest
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
@@ -119,7 +119,7 @@ def test_names_that_cannot_round_trip_are_reported_not_changed() -> None:
         groups_listed=True,
     )
     result = export_site(
-        live, SiteState(site="https://acme.example.net"), "https://acme.example.net"
+        live, Records(site="https://acme.example.net"), "https://acme.example.net"
     )
     problems = "\n".join(result.problems)
     assert 'workspace "Sales, EMEA" (id 1) was not exported: its name has a comma' in problems

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from reconciler.engine.diff import compare
-from reconciler.engine.plan import Plan
-from reconciler.engine.planner import PlanContext, PlanOptions, build_plan
+from reconciler.engine.plan import Plan, PlanContext, PlanOptions
+from reconciler.engine.planner import build_plan
 from reconciler.engine.users import UserDirectory, resolve_references
 from tests.support.models import desired_site, live_site, site_state
 
@@ -34,8 +34,17 @@ def plan_case(case: dict[str, Any]) -> Plan:
         state,
         directory,
         desired.policy,
-        PlanOptions(frozenset(options.get("replace", [])), options.get("force", False)),
-        PlanContext("https://acme.example.net", "2026-11-21T00:00:00Z", "test"),
+        PlanOptions(
+            frozenset(options.get("replace", [])),
+            options.get("force", False),
+            options.get("assume_no_groups", False),
+        ),
+        PlanContext(
+            "https://acme.example.net",
+            "2026-11-21T00:00:00Z",
+            "test",
+            manifest_files=tuple(case.get("manifest_files", ["case.yaml"])),
+        ),
     )
 
 

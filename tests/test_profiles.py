@@ -40,6 +40,7 @@ from tests.support.site_strategies import Expectation, desired_from_file
 class Profile:
     settings: SandboxSettings
     options: tuple[str, ...] = ()  # the reconciler's own options for this site
+    first_apply: tuple[str, ...] = ()  # what plan and apply need to be told the first time
     seed_workspaces: tuple[dict[str, Any], ...] = ()  # hand-made, beside the example seed's
 
     @property
@@ -57,7 +58,9 @@ PROFILES: dict[str, Profile] = {
         seed_workspaces=({"name": "Legacy Scans", "users": ["walter"]},),
     ),
     "partial_multi_add": Profile(SandboxSettings(partial_multi_add=True)),
-    "omit_groups_in_location_access": Profile(SandboxSettings(omit_groups_in_location_access=True)),
+    "omit_groups_in_location_access": Profile(
+        SandboxSettings(omit_groups_in_location_access=True), first_apply=("--assume-no-groups",)
+    ),
     "rate_limit=20": Profile(SandboxSettings(rate_limit=20)),
     "rate_limit=20 with --rate-limit 15": Profile(
         SandboxSettings(rate_limit=20), options=("--rate-limit", "15")
@@ -92,13 +95,13 @@ def run_core_scenario(site: LoopbackSite, profile: Profile) -> None:
         return site.run(command, *args, *profile.options)
 
     initial = site.state()
-    planned = cli("plan", "site.yaml", "-o", "plan.json")
+    planned = cli("plan", "site.yaml", "-o", "plan.json", *profile.first_apply)
     assert planned.returncode == EXIT_OK, planned.stderr
     assert "Plan: 14 to create, 0 to change, 0 to delete." in planned.stdout
     saved = cli("apply", "plan.json", "--auto-approve")
     assert saved.returncode == EXIT_OK or profile.faulty, saved.stderr
     if saved.returncode != EXIT_OK:
-        site.apply_until_ok("site.yaml", *profile.options)
+        site.apply_until_ok("site.yaml", *profile.options, *profile.first_apply)
     again = cli("apply", "plan.json", "--auto-approve")
     assert again.returncode == EXIT_REFUSED and "already been applied" in again.stderr
     assert cli("plan", "site.yaml", "--detailed-exitcode").returncode == EXIT_OK

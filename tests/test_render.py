@@ -9,7 +9,8 @@ import yaml
 
 from reconciler.engine.drift import drift_report
 from reconciler.engine.plan import Plan
-from reconciler.errors import ReconcilerError
+from reconciler.engine.plan_file import read_plan_file, seal, unseal
+from reconciler.errors import RefusedForSafety
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.markdown import MAX_COMMENT_CHARS, render_markdown
 from reconciler.render.text import render_text
@@ -60,17 +61,31 @@ def test_markdown_of_a_huge_plan_is_trimmed_with_a_note() -> None:
     assert markdown.startswith("### site-reconciler plan")
 
 
-def test_plan_file_round_trips_and_refuses_tampering() -> None:
+KEY = b"k" * 32
+
+
+def test_plan_file_round_trips_and_refuses_tampering_with_exit_3() -> None:
     plan = case("03")
-    text = plan.to_json()
-    again = Plan.from_json(text, origin="plan.json")
+    text = seal(plan, KEY)
+    again = unseal(read_plan_file(text, "plan.json"), KEY, "the records")
     assert again.checksum == plan.checksum and again.actions == plan.actions
+    assert again.data == plan.data
     data = json.loads(text)
     data["actions"][0]["params"]["user_id"] = 1
-    with pytest.raises(ReconcilerError, match="changed after it was saved"):
-        Plan.from_json(json.dumps(data), origin="plan.json")
-    with pytest.raises(ReconcilerError, match="not a site-reconciler plan"):
-        Plan.from_json('{"format": "other"}', origin="x.json")
+    data["checksum"] = Plan.from_data(
+        {k: v for k, v in data.items() if k not in ("checksum", "seal")}
+    ).checksum  # an attacker recomputes the checksum: the seal still refuses the file
+    with pytest.raises(RefusedForSafety, match="changed after it was saved"):
+        unseal(read_plan_file(json.dumps(data), "plan.json"), KEY, "the records")
+    with pytest.raises(RefusedForSafety, match="not a site-reconciler plan"):
+        read_plan_file('{"format": "other"}', "x.json")
+
+
+def test_a_plan_sealed_with_other_records_is_refused_naming_state() -> None:
+    text = seal(case("03"), KEY)
+    with pytest.raises(RefusedForSafety, match="made against other records") as refused:
+        unseal(read_plan_file(text, "plan.json"), b"o" * 32, "/runner/.reconciler")
+    assert "--state" in str(refused.value.hint)
 
 
 def test_drift_lists_each_category_separately() -> None:

@@ -97,12 +97,14 @@ def test_plan_state_and_export_files_are_private(site: LoopbackSite, open_umask:
     site.apply_until_ok("site.yaml")
     assert site.run("export", "-o", "exported/").returncode == EXIT_OK
     state_dir = site.workdir / ".reconciler"
-    private = [site.workdir / "plan.json", *state_dir.rglob("state.json")]
+    records = [p for p in (state_dir / "sites").rglob("*") if p.is_file()]
+    assert any(p.parent.name == "versions" for p in records)
+    private = [site.workdir / "plan.json", *records]
     private += [p for p in (site.workdir / "exported").iterdir()]
     assert len(private) > 3
     assert {oct(p.stat().st_mode & 0o777) for p in private} == {"0o600"}
-    (site_dir,) = {p.parent for p in state_dir.rglob("state.json")}
-    assert oct(site_dir.stat().st_mode & 0o777) == "0o700"  # journal and lock live here too
+    directories = [p for p in (state_dir / "sites").rglob("*") if p.is_dir()]
+    assert {oct(p.stat().st_mode & 0o777) for p in directories} == {"0o700"}
 
 
 # --- where the tool talks to, with which credentials ---------------------------------------

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
+from reconciler.engine.workflow import Manifest
 from reconciler.errors import ManifestError
 from reconciler.findings import render_text, tally
 from reconciler.manifest import load_manifest
-from reconciler.model import DesiredSite
 
 
-def load_desired(paths: tuple[str, ...]) -> tuple[DesiredSite, str]:
+def load_desired(paths: tuple[str, ...]) -> Manifest:
     """The desired site and a digest of the manifest files it was read from."""
     result = load_manifest(paths)
     if result.findings:
@@ -26,4 +26,4 @@ def load_desired(paths: tuple[str, ...]) -> tuple[DesiredSite, str]:
     digest = hashlib.sha256()
     for name in result.desired.files:
         digest.update(name.encode() + b"\0" + Path(name).read_bytes())
-    return result.desired, digest.hexdigest()
+    return Manifest(result.desired, digest.hexdigest())

@@ -8,14 +8,13 @@ from pathlib import Path
 import click
 
 from reconciler.cli import EXIT_CODES_HELP, cli
+from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, site_options
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.target import open_site
+from reconciler.engine import workflow
 from reconciler.engine.export import Export
-from reconciler.engine.lock import ApplyLock
-from reconciler.engine.state import write_private_file
-from reconciler.engine.workflow import adopt_manifest, begin_apply, export_site_manifest
 from reconciler.errors import EXIT_OK, ReconcilerError
 
 
@@ -32,20 +31,22 @@ def _write(export: Export, out: str | None) -> list[str]:
         if _is_directory_target(out):
             directory = Path(out)
             for name, text in export.files().items():
-                write_private_file(directory / name, text)
+                write_private_file(directory / name, text, what="the exported manifest")
             return [str(directory)]
-        write_private_file(Path(out), export.single_file())
+        write_private_file(Path(out), export.single_file(), what="the exported manifest")
     except OSError as exc:
         raise ReconcilerError(f"Cannot write the exported manifest to {out}: {exc}.") from None
     return [out]
 
 
 async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
-    desired, _ = load_desired(paths)
+    manifest = load_desired(paths)
     with TerminalProgress("Reading the site") as progress:
-        async with open_site(opts, paths, desired.site_url, progress) as site:
-            with ApplyLock(site.store.lock_file, "adopt " + " ".join(paths)):
-                adoption = await adopt_manifest(desired, site, begin_apply(site.store))
+        command = "adopt " + " ".join(paths)
+        async with open_site(
+            opts, paths, manifest.desired.site_url, progress, command=command
+        ) as site:
+            adoption = await workflow.adopt(manifest, site)
     for line in adoption.adopted:
         click.echo(f"  adopted {line}")
     click.echo(
@@ -90,8 +91,10 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool) -> int:
 
     async def run() -> Export:
         with TerminalProgress("Reading the site") as progress:
-            async with open_site(site_opts, (out,) if out else (), None, progress) as site:
-                return await export_site_manifest(site)
+            async with open_site(
+                site_opts, (out,) if out else (), None, progress, command="export"
+            ) as site:
+                return await workflow.export(site)
 
     exported = asyncio.run(run())
     for problem in exported.problems:
@@ -111,9 +114,9 @@ def adopt(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     """Record the objects the manifest names that exist on the site as managed.
 
     The site is not changed. Adopted workspaces and groups may be deleted by a later apply
-    once they leave the manifest and policy.prune is true; the site cannot report group
-    members, root_access or whether an override is on, so adopt records them as the manifest
-    declares them: review the manifest first.
+    once they leave the manifest and policy.prune is true. Only what the site reports is
+    recorded: group members, root_access and an override the site cannot show stay unknown
+    (reported as unobservable) until the tool applies them.
     """
     asyncio.run(_adopt(paths, site_opts))
     return EXIT_OK

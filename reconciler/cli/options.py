@@ -129,3 +129,11 @@ replace_option = click.option(
     help="Allow this workspace to be deleted and re-created so its root_access or overrides "
     "can change. DESTROYS ALL ITS FILES. Repeat for several.",
 )
+
+assume_no_groups_option = click.option(
+    "--assume-no-groups",
+    is_flag=True,
+    help="This is the first apply to a site that does not list user groups: none of the "
+    "declared groups exists yet, so create them. Without it, apply refuses to create groups "
+    "it cannot check (exit 3), as they may exist already.",
+)

@@ -6,7 +6,7 @@ import sys
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from reconciler.engine.apply import Outcome
+from reconciler.engine.executor import Outcome
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -42,6 +42,13 @@ class TerminalProgress:
 
     def action_done(self, outcome: Outcome) -> None:
         self.advance()
+
+    def finish(self) -> None:
+        """Stop and clear the bar, so that what is printed or asked next stays readable."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+        self.total = self.done = 0
 
     def _start(self) -> None:
         from rich.console import Console

@@ -9,8 +9,9 @@ import click
 from reconciler.cli import cli
 from reconciler.cli.options import SiteOptions, site_options
 from reconciler.cli.target import state_store_for
-from reconciler.engine.lock import ApplyLock
-from reconciler.errors import EXIT_ERROR, EXIT_OK
+from reconciler.engine import ledger, workflow
+from reconciler.errors import EXIT_OK
+from reconciler.state.backend import Holder
 
 
 @cli.group()
@@ -27,8 +28,8 @@ def state() -> None:
 @site_options
 def show(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     """Print the records of the site as JSON. PATHS (a manifest) locate the state directory."""
-    store = state_store_for(site_opts, paths, None)
-    click.echo(json.dumps(store.load().to_data(), indent=1))
+    with state_store_for(site_opts, paths, None) as store:
+        click.echo(json.dumps(ledger.read(store).records.to_data(), indent=1))
     return EXIT_OK
 
 
@@ -49,14 +50,8 @@ def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions)
     Use it when a record is wrong: for instance a group that an interrupted apply may have
     created on a site that does not list groups, which you checked does not exist.
     """
-    store = state_store_for(site_opts, paths, None)
-    with ApplyLock(store.lock_file, f"state forget {kind} {name}"):
-        records = store.load()
-        table = records.workspaces if kind == "workspace" else records.groups
-        if name not in table:
-            click.echo(f'No {kind} "{name}" is recorded for {store.site}.', err=True)
-            return EXIT_ERROR
-        del table[name]
-        store.save(records)
+    with state_store_for(site_opts, paths, None) as store:
+        holder = Holder.current(f"state forget {kind} {name}")
+        workflow.forget(store, holder, kind, name)  # type: ignore[arg-type]
     click.echo(f'Forgot the record of {kind} "{name}". The site was not changed.')
     return EXIT_OK

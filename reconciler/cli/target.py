@@ -20,10 +20,13 @@ from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret, check_site_url, load_client_config
 from reconciler.cli.options import SiteOptions
 from reconciler.engine.live import Progress
-from reconciler.engine.state import StateStore, private_directory
+from reconciler.engine.plan_file import PlanFile, read_plan_file
 from reconciler.engine.workflow import Site
-from reconciler.errors import ConfigError
+from reconciler.errors import ConfigError, ReconcilerError
 from reconciler.logs import configure_logging
+from reconciler.state.backend import Holder, SiteRecords
+from reconciler.state.directory import DirectoryRecords
+from reconciler.state.files import private_directory
 
 SANDBOX_URL = "https://sandbox.invalid"
 """The embedded sandbox's address: never resolved, the transport is in-process."""
@@ -37,6 +40,15 @@ def state_dir_for(opts: SiteOptions, manifest_paths: tuple[str, ...]) -> Path:
         first = Path(manifest_paths[0])
         return (first if first.is_dir() else first.parent) / ".reconciler"
     return Path(".reconciler")
+
+
+def read_plan(path: Path) -> PlanFile:
+    """A saved plan file, read but not yet trusted (``workflow.apply_saved`` checks it)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReconcilerError(f"Cannot read the plan file {path}: {exc}.") from None
+    return read_plan_file(text, str(path))
 
 
 def default_seed() -> Path:
@@ -80,9 +92,14 @@ def _seed_admin(seed: dict[str, Any], path: Path) -> dict[str, Any]:
     )
 
 
+def records_for(opts: SiteOptions, manifest_paths: tuple[str, ...], site_url: str) -> SiteRecords:
+    """Where the records of ``site_url`` live, as the options and the manifest say."""
+    return DirectoryRecords(state_dir_for(opts, manifest_paths), site_url)
+
+
 def state_store_for(
     opts: SiteOptions, manifest_paths: tuple[str, ...], manifest_site_url: str | None
-) -> StateStore:
+) -> SiteRecords:
     """The records of the site the options name, without opening a connection."""
     if opts.sandbox:
         url = SANDBOX_URL
@@ -91,7 +108,7 @@ def state_store_for(
         if not given:
             raise ConfigError("Which site? Give --site URL (or SITE_URL), or --sandbox.")
         url = check_site_url(given)
-    return StateStore.for_site(state_dir_for(opts, manifest_paths), url)
+    return records_for(opts, manifest_paths, url)
 
 
 @asynccontextmanager
@@ -100,6 +117,8 @@ async def open_site(
     manifest_paths: tuple[str, ...] = (),
     manifest_site_url: str | None = None,
     progress: Progress | None = None,
+    *,
+    command: str = "",
 ) -> AsyncIterator[Site]:
     """The site to work on, with its client open for the duration of the block."""
     configure_logging(opts.log_format, opts.verbose)  # type: ignore[arg-type]
@@ -119,5 +138,7 @@ async def open_site(
             concurrency=opts.concurrency,
             rate_limit=opts.rate_limit,
         )
-    async with SiteClient(config, transport=transport) as client:
-        yield Site(client, StateStore.for_site(state_dir, config.site_url), progress)
+    holder = Holder.current(command or "reconciler")
+    with records_for(opts, manifest_paths, config.site_url) as store:
+        async with SiteClient(config, transport=transport) as client:
+            yield Site(client, store, holder, progress)

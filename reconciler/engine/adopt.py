@@ -1,9 +1,11 @@
 """Adopt: record the objects a manifest names that already exist on the site, as managed.
 
 Adopting changes nothing on the site. It tells the tool that those objects are now its to
-manage, so that a later prune may delete them once they leave the manifest, and it records
-what the site cannot report: ``root_access`` and the override switches as the manifest
-declares them, and group members as the manifest lists them.
+manage, so that a later prune may delete them once they leave the manifest. Only what the
+site reported is recorded as a fact: a workspace's ``root_access``, an override the site
+cannot show as on, and a group's members stay *unknown* (reported as unobservable), never
+copied from the manifest -- a guess recorded as a fact would later be "corrected" by a
+replacement that destroys every file.
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reconciler.engine.diff import Comparison
-from reconciler.engine.state import RecordedGroup, RecordedWorkspace, SiteState
+from reconciler.engine.records import (
+    Event,
+    GroupAdopted,
+    Known,
+    RecordedGroup,
+    RecordedWorkspace,
+    Records,
+    WorkspaceAdopted,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,40 +30,57 @@ class Adoption:
     absent: list[str]  # declared objects not on the site (plan will create them)
 
 
-def adopt(comparison: Comparison, state: SiteState) -> Adoption:
-    """Record every declared object that exists on the site as managed (origin "adopted")."""
+def adoption_events(comparison: Comparison, records: Records) -> tuple[Adoption, list[Event]]:
+    """What adopting the compared objects means, and the events that record it."""
     adopted: list[str] = []
     absent: list[str] = []
+    events: list[Event] = []
     for ws in comparison.workspaces:
         if ws.status == "missing":
             absent.append(f'workspace "{ws.name}"')
         if ws.status != "present" or ws.live is None or ws.desired is None:
             continue
-        record = state.workspaces.get(ws.name)
+        record = records.workspaces.get(ws.name)
         if record is not None and record.managed and record.id == ws.live.id:
             continue  # already managed: keep what was recorded
         observed = ws.live.details_observed
-        state.workspaces[ws.name] = RecordedWorkspace(
-            id=ws.live.id,
-            managed=True,
-            origin="adopted",
-            root_access=ws.desired.root_access,
-            permissions=ws.live.permissions or None if observed else ws.desired.permissions,
-            notifications=ws.desired.notifications,
-            settings_known=True,
-            members=ws.live.users if ws.live.users is not None else ws.desired_users,
+        events.append(
+            WorkspaceAdopted(
+                ws.name,
+                RecordedWorkspace(
+                    id=ws.live.id,
+                    managed=True,
+                    origin="adopted",
+                    permissions=Known(ws.live.permissions or None) if observed else None,
+                    # flags shown as on prove the override is on; none shown proves nothing
+                    notifications=Known(ws.live.notifications)
+                    if observed and ws.live.notifications
+                    else None,
+                    members=ws.live.users or frozenset(),
+                    source=ws.desired.source.file,
+                ),
+            )
         )
         adopted.append(f'workspace "{ws.name}" (id {ws.live.id})')
     for group in comparison.groups:
         if group.status == "missing":
             absent.append(f'user group "{group.name}"')
-        if group.status != "present" or group.id is None:
+        if group.status != "present" or group.id is None or group.desired is None:
             continue
-        current = state.groups.get(group.name)
+        current = records.groups.get(group.name)
         if current is not None and current.managed and current.id == group.id:
             continue
-        state.groups[group.name] = RecordedGroup(
-            id=group.id, managed=True, origin="adopted", members=group.desired_members
+        events.append(
+            GroupAdopted(
+                group.name,
+                RecordedGroup(
+                    id=group.id,
+                    managed=True,
+                    origin="adopted",
+                    members=current.members if current is not None else frozenset(),
+                    source=group.desired.source.file,
+                ),
+            )
         )
         adopted.append(f'user group "{group.name}" (id {group.id})')
-    return Adoption(adopted, absent)
+    return Adoption(adopted, absent), events

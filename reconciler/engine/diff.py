@@ -6,16 +6,23 @@ tool (group members, ``root_access``, whether an override is switched on). Facts
 neither are reported as unobservable rather than guessed. It knows nothing of HTTP, of
 options such as ``--replace`` or of policy: turning differences into actions is ``planner``'s
 job, turning them into a report is ``drift``'s.
+
+Objects are matched to records by ID wherever the site reports one: a managed object whose
+observed name differs from the recorded one was *renamed on the site* and is never deleted
+or replaced; a managed object the site no longer has stays recorded and is reported *missing
+on the site* (records are dropped only when the tool deleted the object or a person ran
+``state forget``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal
 
 from reconciler.api.spec import workspace_path
-from reconciler.engine.state import RecordedGroup, RecordedWorkspace, SiteState
+from reconciler.engine.plan import Basis, Unmanaged
+from reconciler.engine.records import Known, RecordedGroup, RecordedWorkspace, Records
 from reconciler.engine.users import Resolution
 from reconciler.model import (
     DesiredGroup,
@@ -26,8 +33,6 @@ from reconciler.model import (
     LiveWorkspace,
     Overrides,
 )
-
-Basis = Literal["observed", "recorded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +47,16 @@ class FieldDiff:
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceDiff:
-    """One workspace: declared (``missing`` or ``present``) or managed and left (``extra``)."""
+    """One workspace, declared or managed.
+
+    ``missing``: declared, not on the site (``gone_id``: it was, under that recorded ID).
+    ``present``: declared and on the site. ``extra``: managed, left the manifest, still there.
+    ``renamed``: managed, and the site now calls it ``live.name``. ``vanished``: managed, left
+    the manifest, and no longer on the site.
+    """
 
     name: str
-    status: Literal["missing", "present", "extra"]
+    status: Literal["missing", "present", "extra", "renamed", "vanished"]
     desired: DesiredWorkspace | None
     live: LiveWorkspace | None
     record: RecordedWorkspace | None
@@ -55,6 +66,7 @@ class WorkspaceDiff:
     members_basis: Basis = "observed"
     replacement: tuple[FieldDiff, ...] = ()
     unobservable: tuple[str, ...] = ()
+    gone_id: int | None = None
 
     @property
     def managed(self) -> bool:
@@ -63,10 +75,11 @@ class WorkspaceDiff:
 
 @dataclass(frozen=True, slots=True)
 class GroupDiff:
-    """One user group: declared (``missing``/``present``/``uncertain``) or managed and left."""
+    """One user group, declared or managed (statuses as for workspaces, plus ``uncertain``:
+    a creation whose outcome could not be checked on a site that does not list groups)."""
 
     name: str
-    status: Literal["missing", "present", "extra", "uncertain"]
+    status: Literal["missing", "present", "extra", "uncertain", "renamed", "vanished"]
     desired: DesiredGroup | None
     id: int | None
     record: RecordedGroup | None
@@ -74,19 +87,12 @@ class GroupDiff:
     members_to_add: frozenset[int] = frozenset()
     members_to_remove: frozenset[int] = frozenset()
     members_known: bool = True  # False: the tool has no record of the group's members
+    live_name: str | None = None  # renamed: what the site calls it now
+    gone_id: int | None = None
 
     @property
     def managed(self) -> bool:
         return self.record is not None and self.record.managed
-
-
-@dataclass(frozen=True, slots=True)
-class Unmanaged:
-    """An object on the site that the manifest never managed: listed, never touched."""
-
-    kind: Literal["workspace", "group"]
-    name: str
-    id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,30 +105,37 @@ class Comparison:
 
 
 def compare(
-    desired: DesiredSite, live: LiveSite, state: SiteState, resolution: Resolution
+    desired: DesiredSite, live: LiveSite, records: Records, resolution: Resolution
 ) -> Comparison:
     """Everything that differs between ``desired`` and the site, object by object."""
     conflicts: list[str] = []
-    workspaces = _compare_workspaces(desired, live, state, resolution, conflicts)
-    groups = _compare_groups(desired, live, state, resolution, conflicts)
-    declared_ws = {ws.name for ws in desired.workspaces} | {
-        name for name, rec in state.workspaces.items() if rec.managed
-    }
-    declared_groups = {g.name for g in desired.groups} | {
-        name for name, rec in state.groups.items() if rec.managed
-    }
-    unmanaged = [
-        Unmanaged("workspace", ws.name, ws.id)
-        for ws in live.workspaces
-        if ws.name not in declared_ws
-    ] + [Unmanaged("group", g.name, g.id) for g in live.groups if g.name not in declared_groups]
+    workspaces = _compare_workspaces(desired, live, records, resolution, conflicts)
+    groups = _compare_groups(desired, live, records, resolution, conflicts)
     return Comparison(
         workspaces=tuple(workspaces),
         groups=tuple(groups),
-        unmanaged=tuple(sorted(unmanaged, key=lambda u: (u.kind, u.name.casefold(), u.id))),
+        unmanaged=_unmanaged(desired, live, records),
         conflicts=tuple(conflicts),
         notes=live.notes,
     )
+
+
+def _unmanaged(desired: DesiredSite, live: LiveSite, records: Records) -> tuple[Unmanaged, ...]:
+    """Live objects neither declared nor recorded as managed (by name or, renamed, by ID)."""
+    declared_ws = {ws.name for ws in desired.workspaces} | set(records.managed_workspaces())
+    managed_ws_ids = {rec.id for rec in records.managed_workspaces().values()}
+    declared_groups = {g.name for g in desired.groups} | set(records.managed_groups())
+    managed_group_ids = {rec.id for rec in records.managed_groups().values()}
+    found = [
+        Unmanaged("workspace", ws.name, ws.id)
+        for ws in live.workspaces
+        if ws.name not in declared_ws and ws.id not in managed_ws_ids
+    ] + [
+        Unmanaged("group", g.name, g.id)
+        for g in live.groups
+        if g.name not in declared_groups and g.id not in managed_group_ids
+    ]
+    return tuple(sorted(found, key=lambda u: (u.kind, u.name.casefold(), u.id)))
 
 
 # --- workspaces ---------------------------------------------------------------------------
@@ -131,19 +144,24 @@ def compare(
 def _compare_workspaces(
     desired: DesiredSite,
     live: LiveSite,
-    state: SiteState,
+    records: Records,
     resolution: Resolution,
     conflicts: list[str],
 ) -> list[WorkspaceDiff]:
     by_name: dict[str, list[LiveWorkspace]] = defaultdict(list)
     by_path: dict[str, LiveWorkspace] = {}
+    by_id = {ws.id: ws for ws in live.workspaces}
     for ws in live.workspaces:
         by_name[ws.name].append(ws)
         by_path.setdefault(ws.path, ws)
     diffs: list[WorkspaceDiff] = []
     for want in desired.workspaces:
-        record = state.workspaces.get(want.name)
+        record = records.workspaces.get(want.name)
         users = resolution.ids_of(want.users)
+        ours = by_id.get(record.id) if record is not None and record.managed else None
+        if ours is not None and ours.name != want.name:
+            diffs.append(WorkspaceDiff(want.name, "renamed", want, ours, record, users))
+            continue
         candidates = by_name.get(want.name, [])
         match = _pick(candidates, record, want.name, conflicts)
         if match is None:
@@ -154,17 +172,24 @@ def _compare_workspaces(
                     f'"{clash.name}" already has its path {clash.path}. Rename one of them.'
                 )
             elif not candidates:
-                diffs.append(WorkspaceDiff(want.name, "missing", want, None, None, users))
+                gone = record.id if record is not None and record.id not in by_id else None
+                diffs.append(
+                    WorkspaceDiff(want.name, "missing", want, None, record, users, gone_id=gone)
+                )
             continue
         if record is not None and record.id != match.id:
             record = None  # replaced by hand: what was recorded belongs to another workspace
         diffs.append(_present_workspace(want, match, record, users))
-    for name, record in sorted(state.workspaces.items()):
-        if not record.managed or any(ws.name == name for ws in desired.workspaces):
+    declared = {ws.name for ws in desired.workspaces}
+    for name, record in sorted(records.managed_workspaces().items()):
+        if name in declared:
             continue
-        match = next((ws for ws in by_name.get(name, []) if ws.id == record.id), None)
-        if match is not None:
-            diffs.append(WorkspaceDiff(name, "extra", None, match, record))
+        found = by_id.get(record.id)
+        if found is None:
+            diffs.append(WorkspaceDiff(name, "vanished", None, None, record, gone_id=record.id))
+        else:
+            status: Literal["extra", "renamed"] = "extra" if found.name == name else "renamed"
+            diffs.append(WorkspaceDiff(name, status, None, found, record))
     return diffs
 
 
@@ -197,27 +222,29 @@ def _present_workspace(
 ) -> WorkspaceDiff:
     replacement: list[FieldDiff] = []
     unobservable: list[str] = []
-    for field, wanted, observed in (
-        ("permissions", want.permissions, _observed_permissions(live)),
-        ("notifications", want.notifications, _observed_notifications(live, want, record)),
-    ):
+    settings: tuple[tuple[str, Overrides, object, Known[Overrides] | None], ...] = (
+        ("permissions", want.permissions, _observed_permissions(live), _known(record, "p")),
+        (
+            "notifications",
+            want.notifications,
+            _observed_notifications(live, want, record),
+            _known(record, "n"),
+        ),
+    )
+    for field, wanted, observed, recorded in settings:
         if observed is not _UNKNOWN:
             if observed != wanted:
-                replacement.append(FieldDiff(field, cast(Overrides, observed), wanted, "observed"))
-            continue
-        known = record is not None and record.settings_known
-        recorded = getattr(record, field) if known else None
-        if known and recorded != wanted:
-            replacement.append(FieldDiff(field, recorded, wanted, "recorded"))
-        elif not known:
+                replacement.append(FieldDiff(field, observed, wanted, "observed"))  # type: ignore[arg-type]
+        elif recorded is not None:
+            if recorded.value != wanted:
+                replacement.append(FieldDiff(field, recorded.value, wanted, "recorded"))
+        else:
             unobservable.append(f"{field} override: the site does not report it")
-    if record is not None and record.settings_known:
-        if record.root_access != want.root_access:
-            replacement.append(
-                FieldDiff("root_access", record.root_access, want.root_access, "recorded")
-            )
-    else:
+    root = record.root_access if record is not None else None
+    if root is None:
         unobservable.append("root_access: the site does not report it")
+    elif root.value != want.root_access:
+        replacement.append(FieldDiff("root_access", root.value, want.root_access, "recorded"))
     current = live.users if live.users is not None else (record.members if record else None)
     basis: Basis = "observed" if live.users is not None else "recorded"
     to_add = users - current if current is not None else users
@@ -235,6 +262,12 @@ def _present_workspace(
         tuple(replacement),
         tuple(unobservable),
     )
+
+
+def _known(record: RecordedWorkspace | None, which: Literal["p", "n"]) -> Known[Overrides] | None:
+    if record is None:
+        return None
+    return record.permissions if which == "p" else record.notifications
 
 
 _UNKNOWN = object()
@@ -257,7 +290,7 @@ def _observed_notifications(
 
     Flags reported as on prove the override is on. None reported on cannot tell "override
     off" from "override on with both notifications off": when the manifest wants flags on,
-    the site observably differs; otherwise the records decide where they know the settings,
+    the site observably differs; otherwise the records decide where they know the setting,
     and a workspace the tool knows nothing of is taken to have no override.
     """
     if not live.details_observed:
@@ -266,7 +299,8 @@ def _observed_notifications(
         return live.notifications
     if want.notifications:
         return None
-    if want.notifications is None and not (record is not None and record.settings_known):
+    known = record is not None and record.notifications is not None
+    if want.notifications is None and not known:
         return None
     return _UNKNOWN
 
@@ -277,25 +311,30 @@ def _observed_notifications(
 def _compare_groups(
     desired: DesiredSite,
     live: LiveSite,
-    state: SiteState,
+    records: Records,
     resolution: Resolution,
     conflicts: list[str],
 ) -> list[GroupDiff]:
     live_by_name: dict[str, list[LiveGroup]] = defaultdict(list)
     for group in live.groups:
         live_by_name[group.name].append(group)
-    live_ids = {group.id for group in live.groups}
+    by_id = {group.id: group for group in live.groups}
     diffs: list[GroupDiff] = []
     for want in desired.groups:
         members = resolution.ids_of(want.members)
-        record = state.groups.get(want.name)
+        record = records.groups.get(want.name)
         if record is not None and record.uncertain and record.id is None:
             diffs.append(GroupDiff(want.name, "uncertain", want, None, record, members))
             continue
+        gone_id = None
         recorded_id = record.id if record is not None else None
-        if recorded_id is not None:
-            if live.groups_listed and recorded_id not in live_ids:
-                record = None  # deleted by hand: create it again
+        if record is not None and recorded_id is not None:
+            listed = by_id.get(recorded_id)
+            if listed is not None and listed.name != want.name and record.managed:
+                diffs.append(_renamed_group(want.name, want, record, listed, members))
+                continue
+            if live.groups_listed and listed is None:
+                gone_id, record = recorded_id, None  # deleted by hand: create it again
             else:
                 diffs.append(_present_group(want, recorded_id, record, members))
                 continue
@@ -309,19 +348,42 @@ def _compare_groups(
         elif found:
             diffs.append(_present_group(want, found[0].id, None, members))
         else:
-            diffs.append(GroupDiff(want.name, "missing", want, None, None, members, members))
+            diffs.append(
+                GroupDiff(want.name, "missing", want, None, None, members, members, gone_id=gone_id)
+            )
     declared = {g.name for g in desired.groups}
-    for name, record in sorted(state.groups.items()):
-        still_there = record.id is not None and (not live.groups_listed or record.id in live_ids)
-        if record.managed and name not in declared and still_there:
+    for name, record in sorted(records.managed_groups().items()):
+        if name in declared or record.id is None:
+            continue
+        listed = by_id.get(record.id)
+        if listed is not None and listed.name != name:
+            diffs.append(_renamed_group(name, None, record, listed, frozenset()))
+        elif live.groups_listed and listed is None:
+            diffs.append(GroupDiff(name, "vanished", None, None, record, gone_id=record.id))
+        else:
             diffs.append(GroupDiff(name, "extra", None, record.id, record))
     return diffs
+
+
+def _renamed_group(
+    name: str,
+    want: DesiredGroup | None,
+    record: RecordedGroup,
+    listed: LiveGroup,
+    members: frozenset[int],
+) -> GroupDiff:
+    return GroupDiff(name, "renamed", want, listed.id, record, members, live_name=listed.name)
 
 
 def _present_group(
     want: DesiredGroup, group_id: int, record: RecordedGroup | None, members: frozenset[int]
 ) -> GroupDiff:
-    """Members cannot be read back: compare with what the tool recorded applying."""
+    """Members cannot be read back: compare with what the tool recorded applying.
+
+    A member the tool added can always be removed; a declared member it never added is
+    added (adding an existing member changes nothing). Whether that is drift is known only
+    when the records hold every member (``members_known``: the tool created the group).
+    """
     recorded = record.members if record is not None else frozenset()
     return GroupDiff(
         want.name,
@@ -332,5 +394,5 @@ def _present_group(
         members,
         members - recorded,
         recorded - members,
-        members_known=record is not None,
+        members_known=record is not None and record.members_known,
     )

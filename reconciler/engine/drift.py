@@ -1,68 +1,66 @@
 """The drift report: what changed on the site behind the manifest's back, by category.
 
-Drift is a plan read the other way round, so it is computed from the plan's data (made
-without ``--replace``): one source of truth for "what differs".
+Drift is a plan read the other way round, so it is computed from a plan (made without
+``--replace``): one source of truth for "what differs". A difference the tool cannot judge --
+group members it has no record of -- is reported as unobservable, never as missing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from reconciler.engine.plan import Plan
+from reconciler.engine.plan import Change, Plan, value_text
 
 CATEGORIES = ("missing", "extra", "changed", "needs_replacement", "unmanaged", "unobservable")
 DRIFT_CATEGORIES = CATEGORIES[:4]  # the ones that mean "out of sync"
 
 
+def _item(kind: str, name: str, detail: str) -> dict[str, Any]:
+    return {"kind": kind, "name": name, "detail": detail}
+
+
 def drift_report(plan: Plan) -> dict[str, Any]:
-    data = plan.data
-    by_action: dict[str, list[dict[str, Any]]] = {}
-    for change in data["changes"]:
-        by_action.setdefault(change["action"], []).append(change)
     report: dict[str, Any] = {
-        "site": data["site"],
-        "created_at": data["created_at"],
-        "missing": [
-            _item(c, "declared in the manifest, absent from the site")
-            for c in by_action.get("create", [])
-        ],
-        "extra": [
-            _item(c, "left the manifest; still on the site") for c in by_action.get("delete", [])
-        ]
-        + [{"kind": k["kind"], "name": k["name"], "detail": k["reason"]} for k in data["kept"]],
-        "changed": [_changed(c) for c in by_action.get("update", [])],
-        "needs_replacement": [
-            _item(
-                c,
-                "; ".join(
-                    f"{f['field']}: {f['before']} -> {f['after']} ({f['basis']})"
-                    for f in c["fields"]
-                ),
-            )
-            for c in by_action.get("needs-replacement", []) + by_action.get("replace", [])
-        ],
-        "unmanaged": [
-            {
-                "kind": u["kind"],
-                "name": u["name"],
-                "detail": f"id {u['id']}; never managed by the manifest",
-            }
-            for u in data["unmanaged"]
-        ],
-        "unobservable": [{"kind": "fact", "name": "", "detail": s} for s in data["unobservable"]],
+        "site": plan.site,
+        "created_at": plan.context.created_at,
+        "notices": list(plan.notices),
     }
+    for category in CATEGORIES:
+        report[category] = []
+    for change in plan.changes:
+        category, detail = _categorise(change)
+        report[category].append(_item(change.kind, change.name, detail))
+    for kept in plan.kept:
+        category = "extra" if kept.on_site else "missing"
+        report[category].append(_item(kept.kind, kept.name, kept.reason))
+    report["unmanaged"] += [
+        _item(u.kind, u.name, f"id {u.id}; never managed by the manifest") for u in plan.unmanaged
+    ]
+    report["unobservable"] += [_item("fact", "", sentence) for sentence in plan.unobservable]
     report["in_sync"] = not any(report[category] for category in DRIFT_CATEGORIES)
     return report
 
 
-def _item(change: dict[str, Any], detail: str) -> dict[str, Any]:
-    return {"kind": change["kind"], "name": change["name"], "detail": detail}
-
-
-def _changed(change: dict[str, Any]) -> dict[str, Any]:
+def _categorise(change: Change) -> tuple[str, str]:
+    if change.action == "create":
+        return "missing", "declared in the manifest, absent from the site"
+    if change.action == "delete":
+        return "extra", "left the manifest; still on the site"
+    if change.action == "renamed":
+        return "changed", change.note or "renamed on the site"
+    if change.action in ("needs-replacement", "replace"):
+        return "needs_replacement", "; ".join(
+            f"{f.field}: {value_text(f.before)} -> {value_text(f.after)} ({f.basis})"
+            for f in change.fields
+        )
     parts = []
-    if change.get("members_added"):
-        parts.append("missing members: " + ", ".join(change["members_added"]))
-    if change.get("members_removed"):
-        parts.append("extra members: " + ", ".join(change["members_removed"]))
-    return _item(change, "; ".join(parts) + f" ({change.get('basis', 'observed')})")
+    if change.added:
+        parts.append("missing members: " + ", ".join(change.added))
+    if change.removed:
+        parts.append("extra members: " + ", ".join(change.removed))
+    if change.basis is None:  # members the tool cannot judge: no record, no way to read them
+        return "unobservable", (
+            "; ".join(parts) + " (the site cannot report group members and the tool has no "
+            "record of them; whether these differ cannot be judged)"
+        )
+    return "changed", "; ".join(parts) + f" ({change.basis})"

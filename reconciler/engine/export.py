@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from reconciler.api.spec import MAX_WORKSPACE_NAME_LENGTH, NAME_LIST_SEPARATOR
-from reconciler.engine.state import SiteState
+from reconciler.engine.records import Records
 from reconciler.model import LiveSite, LiveUser, LiveWorkspace
 
 HEADER = (
@@ -77,7 +77,7 @@ def _name_problem(ws: LiveWorkspace, names: Counter[str], paths: Counter[str]) -
     return None
 
 
-def export_site(live: LiveSite, state: SiteState, site: str) -> Export:
+def export_site(live: LiveSite, state: Records, site: str) -> Export:
     result = Export(site)
     users = {user.id: user for user in live.users}
     names = Counter(ws.name.casefold() for ws in live.workspaces)
@@ -116,14 +116,14 @@ def _flags(flags: frozenset[str] | None) -> str:
 
 
 def _workspace_item(
-    ws: LiveWorkspace, state: SiteState, users: dict[int, LiveUser], problems: list[str]
+    ws: LiveWorkspace, state: Records, users: dict[int, LiveUser], problems: list[str]
 ) -> str:
     record = state.workspaces.get(ws.name)
-    known = record is not None and record.settings_known and record.id == ws.id
+    known = record is not None and record.id == ws.id
     lines = [f"  - name: {scalar(ws.name)}"]
-    if known and record is not None:
+    if known and record is not None and record.root_access is not None:
         lines.append(
-            f"    root_access: {scalar(record.root_access)}    # recorded by site-reconciler"
+            f"    root_access: {scalar(record.root_access.value)}    # recorded by site-reconciler"
         )
     else:
         lines.append("    root_access: true    # not reported by the site: check it in the web app")
@@ -139,10 +139,11 @@ def _workspace_item(
         return "\n".join(lines) + "\n"
     if ws.permissions:
         lines.append(f"    permissions: {_flags(ws.permissions)}")
-    notifications = record.notifications if known and record is not None else None
+    recorded = record.notifications if known and record is not None else None
+    notifications = recorded.value if recorded is not None else None
     if ws.notifications:
         lines.append(f"    notifications: {_flags(ws.notifications)}")
-    elif known and notifications is not None:
+    elif notifications is not None:
         lines.append("    notifications: {}    # recorded: override on, both off")
     else:
         lines.append(
@@ -151,9 +152,7 @@ def _workspace_item(
     return "\n".join(lines) + "\n"
 
 
-def _groups(
-    live: LiveSite, state: SiteState, users: dict[int, LiveUser], problems: list[str]
-) -> str:
+def _groups(live: LiveSite, state: Records, users: dict[int, LiveUser], problems: list[str]) -> str:
     found: dict[str, int] = {}
     seen: Counter[str] = Counter(g.name for g in live.groups)
     for group in live.groups:

@@ -1,17 +1,18 @@
 """The live facts a plan's actions depend on, object by object, and how they changed.
 
-A plan saves a fingerprint of every workspace, group and user its actions touch. Before a
-saved plan is applied, the same fingerprints are taken again from a fresh read: any object
-whose fingerprint changed makes the plan stale, and the refusal names what changed. A change
-to an object the plan does not touch does not.
+A plan saves a fingerprint of every workspace, group and user its actions touch. When a
+saved plan turns out stale, the same fingerprints are taken again from a fresh read and the
+refusal says, in the domain's words, what changed ("user group "finance-team" was created on
+the site since the plan was made"). A change to an object the plan does not touch is not
+mentioned.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from reconciler.engine.state import SiteState
+from reconciler.engine.records import Records
 from reconciler.model import LiveSite
 
 
@@ -21,7 +22,7 @@ def _sorted_or_none(values: Iterable[Any] | None) -> list[Any] | None:
 
 def fingerprints(
     live: LiveSite,
-    state: SiteState,
+    records: Records,
     workspaces: Iterable[str],
     groups: Iterable[str],
     users: Iterable[int],
@@ -47,13 +48,13 @@ def fingerprints(
             name: sorted(live_ws[name], key=lambda item: item["id"]) if name in live_ws else None
             for name in sorted(set(workspaces))
         },
-        "groups": {name: _group_fact(name, live_groups, state) for name in sorted(set(groups))},
+        "groups": {name: _group_fact(name, live_groups, records) for name in sorted(set(groups))},
         "users": {str(uid): user_names.get(uid) for uid in sorted(set(users))},
     }
 
 
-def _group_fact(name: str, live_groups: dict[str, list[int]], state: SiteState) -> Any:
-    record = state.groups.get(name)
+def _group_fact(name: str, live_groups: dict[str, list[int]], records: Records) -> Any:
+    record = records.groups.get(name)
     return {
         "ids_on_site": sorted(live_groups.get(name, [])),
         "recorded_id": record.id if record else None,
@@ -61,44 +62,60 @@ def _group_fact(name: str, live_groups: dict[str, list[int]], state: SiteState) 
     }
 
 
-def detailed_names(facts: dict[str, Any]) -> list[str]:
-    """The workspaces whose details a fingerprint holds: the ones to read again to compare."""
-    return [
-        name
-        for name, items in facts["workspaces"].items()
-        if items and any(item["users"] is not None for item in items)
-    ]
-
-
-def describe_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+def describe_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """Plain sentences, one per object whose facts differ between two fingerprints."""
     sentences: list[str] = []
-    for section, label in (("workspaces", "workspace"), ("groups", "group"), ("users", "user")):
-        old, new = before.get(section, {}), after.get(section, {})
-        for name in sorted(set(old) | set(new)):
-            was, now = old.get(name), new.get(name)
-            if was == now:
-                continue
-            if was is None:
-                sentences.append(f'{label} "{name}" now exists on the site')
-            elif now is None:
-                sentences.append(f'{label} "{name}" no longer exists on the site')
-            else:
-                from deepdiff import DeepDiff  # only a stale plan needs it: keep start-up light
-
-                diff = DeepDiff(was, now, ignore_order=True, verbose_level=2)
-                sentences.append(f'{label} "{name}" changed: {_summarise(diff)}')
+    for name in _differing(before, after, "workspaces"):
+        sentences.append(
+            _workspace_change(name, before["workspaces"][name], after["workspaces"][name])
+        )
+    for name in _differing(before, after, "groups"):
+        sentences.append(_group_change(name, before["groups"][name], after["groups"][name]))
+    for uid in _differing(before, after, "users"):
+        was, now = before["users"][uid], after["users"][uid]
+        if now is None:
+            sentences.append(f'user {uid} ("{was}") no longer exists on the site')
+        elif was is None:
+            sentences.append(f'user {uid} now exists on the site, as "{now}"')
+        else:
+            sentences.append(f'user {uid} was renamed from "{was}" to "{now}"')
     return sentences
 
 
-def _summarise(diff: Any) -> str:
+def _differing(before: Mapping[str, Any], after: Mapping[str, Any], section: str) -> list[str]:
+    old, new = before.get(section, {}), after.get(section, {})
+    return [name for name in sorted(set(old) & set(new)) if old[name] != new[name]]
+
+
+def _workspace_change(name: str, was: Any, now: Any) -> str:
+    label = f'workspace "{name}"'
+    if was is None:
+        return f"{label} was created on the site since the plan was made"
+    if now is None:
+        return f"{label} was deleted from the site since the plan was made"
+    if [w["id"] for w in was] != [n["id"] for n in now]:
+        return f"{label} was deleted and created again on the site (its ID changed)"
     parts = []
-    for kind, changes in diff.to_dict().items():
-        items = changes.items() if isinstance(changes, dict) else ((c, None) for c in changes)
-        for where, detail in items:
-            field = str(where).replace("root", "", 1) or "value"
-            if isinstance(detail, dict) and "old_value" in detail:
-                parts.append(f"{field} {detail['old_value']!r} -> {detail['new_value']!r}")
-            else:
-                parts.append(f"{field} {kind.replace('_', ' ')}")
-    return "; ".join(parts) or "its facts differ"
+    for old, new in zip(was, now, strict=True):
+        if old["users"] != new["users"] and None not in (old["users"], new["users"]):
+            joined = sorted(set(new["users"]) - set(old["users"]))
+            left = sorted(set(old["users"]) - set(new["users"]))
+            moves = [f"user {u} joined" for u in joined] + [f"user {u} left" for u in left]
+            parts.append(", ".join(moves))
+        for setting in ("permissions", "notifications"):
+            if old[setting] != new[setting]:
+                parts.append(f"its {setting} override changed")
+    return f"{label} changed on the site since the plan was made: " + "; ".join(parts)
+
+
+def _group_change(name: str, was: Any, now: Any) -> str:
+    label = f'user group "{name}"'
+    if was["ids_on_site"] != now["ids_on_site"]:
+        if not was["ids_on_site"]:
+            return f"{label} was created on the site (by someone else) since the plan was made"
+        if not now["ids_on_site"]:
+            return f"{label} was deleted from the site since the plan was made"
+        return f"{label} was deleted and created again on the site since the plan was made"
+    if was["recorded_id"] != now["recorded_id"]:
+        return f"{label} was created or adopted by another apply since the plan was made"
+    return f"{label}'s members were changed by another apply since the plan was made"

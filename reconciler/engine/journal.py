@@ -1,72 +1,82 @@
 """The apply journal: intent written before each write, the result after it.
 
 If apply is killed half-way, the journal says which writes certainly happened (their result
-is there) and which may have (an intent without a result). ``recover`` folds the first into
-the records and keeps the second as *pending*, to be settled against a fresh read of the site
-before anything is planned again (see ``pending.settle``). Lines are flushed and fsynced one
-by one, so even SIGKILL loses nothing that reached the site.
+is there) and which may have (an intent without a result). The next lock holder -- on any
+runner, since the journal lives in the state backend -- folds the first into the records and
+keeps the second as *pending*, to be settled against a fresh read of the site before anything
+is planned again (``pending.settle``).
+
+Each entry names the records version it builds on (``base``). An entry older than the newest
+saved version was folded in by that save already (a crash between the save and the journal's
+removal) and is skipped, so a journal is never folded twice.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-from typing import IO, Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from reconciler.engine.plan import Action
-from reconciler.engine.recording import record_result
-from reconciler.engine.state import SiteState, StateStore, private_directory
+from reconciler.engine.actions import (
+    Done,
+    MalformedAction,
+    Pending,
+    Result,
+    WriteAction,
+    action_from_data,
+)
+from reconciler.engine.records import Event
+from reconciler.state.backend import Lease, SiteRecords
+
+Entry = Literal["intent", "done", "failed", "unknown"]
 
 
+@dataclass(frozen=True, slots=True)
 class Journal:
-    """An append-only JSON-lines file; one instance per apply."""
+    """Appends to one site's journal under a held lease; one per apply."""
 
-    def __init__(self, path: Path) -> None:
-        private_directory(path.parent)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._handle: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
-        self.path = path
+    store: SiteRecords
+    lease: Lease
+    base: int  # the records version this apply's writes build on
 
-    def write(self, event: str, action: Action, **details: Any) -> None:
-        line = json.dumps({"event": event, "action": action.to_data(), **details})
-        self._handle.write(line + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-
-    def close(self) -> None:
-        self._handle.close()
+    def write(self, event: Entry, action: WriteAction, **details: Any) -> None:
+        entry = {"event": event, "base": self.base, "action": action.to_data(), **details}
+        self.store.journal_append(self.lease, entry)
 
 
-def recover(store: StateStore, state: SiteState) -> int:
-    """Fold a journal left by an interrupted apply into ``state``; returns writes folded.
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """What a journal left by an interrupted apply says, as events for the records."""
 
-    Writes whose outcome the journal does not know join ``state.pending``. The journal file
-    is left in place: the caller saves the state first and then removes it with ``discard``.
+    events: list[Event]
+    writes: int  # entries folded in
+    problems: list[str]  # entries that could not be read, in plain words
+
+
+def recover(entries: Iterable[dict[str, Any]], version: int) -> Recovered:
+    """Events for the entries that build on ``version`` (or carry no version: older files).
+
+    Every "done" entry is folded in, in order (one write can be done in parts: a part the
+    site showed as applied, then the rest sent again under the same ID); a write whose last
+    entry is an intent or "unknown" becomes pending.
     """
-    try:
-        lines = store.journal_file.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return 0
-    outcome: dict[str, str] = {}
-    actions: dict[str, Action] = {}
-    folded = 0
-    for line in lines:
+    events: list[Event] = []
+    last: dict[str, tuple[str, WriteAction]] = {}
+    problems: list[str] = []
+    writes = 0
+    for number, entry in enumerate(entries, 1):
+        base = entry.get("base")
+        if isinstance(base, int) and base < version:
+            continue  # folded in by the save that made ``version``
         try:
-            entry = json.loads(line)
-            action = Action.from_data(entry["action"])
-        except (ValueError, KeyError, TypeError):
-            continue  # a line cut short by the crash: its write never started
-        actions[action.id] = action
-        outcome[action.id] = entry["event"]
-        if entry["event"] == "done":
-            record_result(state, action, entry.get("result", {}))
-            folded += 1
-    for action_id, event in outcome.items():
-        if event in ("intent", "unknown"):
-            state.pending.append(actions[action_id].to_data())
-    return folded
-
-
-def discard(store: StateStore) -> None:
-    store.journal_file.unlink(missing_ok=True)
+            action = action_from_data(entry.get("action"))
+            event = str(entry.get("event"))
+            if event == "done":
+                events.append(Done(action, Result.from_data(entry.get("result"))))
+                writes += 1
+        except (MalformedAction, TypeError, ValueError) as exc:
+            problems.append(f"journal entry {number} could not be read ({exc})")
+            continue
+        last[action.id] = (event, action)
+    events += [Pending(action) for event, action in last.values() if event in ("intent", "unknown")]
+    return Recovered(events, writes, problems)

@@ -1,142 +1,301 @@
-"""The plan: a small value object that every renderer, the plan file and ``apply`` read.
+"""The plan: a typed value object that every renderer, the plan file and ``apply`` read.
 
-A plan is its ``data`` dict (documented in ``docs/plan-format.md``): the ordered actions (one
-API call each), the changes they make object by object, what is left alone and why, what
-apply would refuse, and the live facts the actions depend on. The checksum over that dict
-identifies the plan: a saved plan is applied at most once, and a plan file that was edited
-by hand is refused.
+A plan holds the ordered actions (one API call each, typed: ``reconciler.engine.actions``),
+the changes they make object by object, what is left alone and why, what apply would refuse
+(``guards``), the live facts the actions depend on (``expects``) and where it comes from
+(``context``, with the manifest it was made from). ``data`` is derived from it and is the plan
+file's content (``docs/plan-format.md``); ``Plan.from_data`` reads a file back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import Any
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
 
-from reconciler.errors import ReconcilerError
+from reconciler.engine.actions import WriteAction, action_from_data
+from reconciler.errors import RefusedForSafety
 
 PLAN_FORMAT = "site-reconciler-plan"
-PLAN_FORMAT_VERSION = 1
+PLAN_FORMAT_VERSION = 2
 
-PHASES: tuple[str, ...] = (
-    "create_groups",  # user_group_add, with the members
-    "add_to_groups",  # add_to_user_group, one call per user
-    "replace_workspaces",  # workspace_delete of workspaces named with --replace
-    "create_workspaces",  # workspace_add, identical settings share one call
-    "workspace_members",  # add_to_workspace / remove_from_workspace, one call per user
-    "remove_from_groups",  # remove_from_user_group, one call per user
-    "delete",  # workspace_delete / user_group_delete (prune), last
-)
-
-WRITE_METHODS = frozenset(
-    {
-        "user_group_add",
-        "add_to_user_group",
-        "workspace_add",
-        "workspace_delete",
-        "add_to_workspace",
-        "remove_from_workspace",
-        "remove_from_user_group",
-        "user_group_delete",
-    }
-)
+Basis = Literal["observed", "recorded"]
+ChangeKind = Literal["create", "update", "replace", "delete", "needs-replacement", "renamed"]
+ObjectKind = Literal["workspace", "group", "user"]
 
 
 @dataclass(frozen=True, slots=True)
-class Action:
-    """One API call of the plan."""
+class FieldChange:
+    """A setting that differs and that only a replacement could change."""
 
-    id: str
-    phase: str
-    method: str
-    params: dict[str, Any]
-    summary: str
-    depends_on: tuple[str, ...] = ()
+    field: str  # "root_access", "permissions" or "notifications"
+    before: Any
+    after: Any
+    basis: Basis
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What happens to one object, for people: renderers and drift read these."""
+
+    kind: ObjectKind
+    name: str
+    action: ChangeKind
+    id: int | None = None
+    settings: Mapping[str, Any] | None = None  # create: the new workspace's settings
+    members: tuple[str, ...] | None = None  # create: the new group's members
+    added: tuple[str, ...] = ()  # members (or users) joining
+    removed: tuple[str, ...] = ()  # members (or users) leaving
+    basis: Basis | None = None  # how the members now were learnt
+    fields: tuple[FieldChange, ...] = ()  # replace / needs-replacement
+    note: str | None = None
+    warning: str | None = None
+    hint: str | None = None
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {"kind": self.kind, "name": self.name, "action": self.action}
+        optional = {
             "id": self.id,
-            "phase": self.phase,
-            "method": self.method,
-            "params": self.params,
-            "summary": self.summary,
-            "depends_on": list(self.depends_on),
+            "settings": dict(self.settings) if self.settings is not None else None,
+            "members": list(self.members) if self.members is not None else None,
+            "members_added": list(self.added) or None,
+            "members_removed": list(self.removed) or None,
+            "basis": self.basis,
+            "fields": [vars_of(f) for f in self.fields] or None,
+            "note": self.note,
+            "warning": self.warning,
+            "hint": self.hint,
         }
+        data.update({key: value for key, value in optional.items() if value is not None})
+        return data
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> Action:
+    def from_data(cls, data: Mapping[str, Any]) -> Change:
         return cls(
-            id=str(data["id"]),
-            phase=str(data["phase"]),
-            method=str(data["method"]),
-            params=dict(data["params"]),
-            summary=str(data.get("summary", "")),
-            depends_on=tuple(str(d) for d in data.get("depends_on", [])),
+            kind=data["kind"],
+            name=str(data["name"]),
+            action=data["action"],
+            id=data.get("id"),
+            settings=data.get("settings"),
+            members=tuple(data["members"]) if data.get("members") is not None else None,
+            added=tuple(data.get("members_added", ())),
+            removed=tuple(data.get("members_removed", ())),
+            basis=data.get("basis"),
+            fields=tuple(FieldChange(**f) for f in data.get("fields", ())),
+            note=data.get("note"),
+            warning=data.get("warning"),
+            hint=data.get("hint"),
         )
 
 
-def checksum_of(data: dict[str, Any]) -> str:
-    body = {key: value for key, value in data.items() if key != "checksum"}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def vars_of(item: FieldChange) -> dict[str, Any]:
+    return {"field": item.field, "before": item.before, "after": item.after, "basis": item.basis}
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A managed object that left the manifest and stays, with the reason.
+
+    ``on_site`` is False for a record whose object is missing on the site: kept until a
+    person forgets it, never dropped silently.
+    """
+
+    kind: ObjectKind
+    name: str
+    reason: str
+    on_site: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Unmanaged:
+    """An object on the site that the manifest never managed: listed, never touched."""
+
+    kind: ObjectKind
+    name: str
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOptions:
+    replace: frozenset[str] = frozenset()  # workspaces the user allowed to be replaced
+    force: bool = False  # override the guards
+    assume_no_groups: bool = False  # a first apply on a site that does not list groups
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "replace": sorted(self.replace),
+            "force": self.force,
+            "assume_no_groups": self.assume_no_groups,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> PlanOptions:
+        return cls(
+            frozenset(str(n) for n in data.get("replace", ())),
+            bool(data.get("force", False)),
+            bool(data.get("assume_no_groups", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PlanContext:
+    """Where a plan comes from: the site, the records it was made against, the manifest."""
+
+    site: str
+    created_at: str
+    tool_version: str
+    manifest_files: tuple[str, ...] = ()
+    manifest_digest: str = ""
+    desired: Mapping[str, Any] | None = None  # the manifest's snapshot, to re-derive the plan
+    state: str | None = None  # where the records live (never a password)
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "created_at": self.created_at,
+            "tool_version": self.tool_version,
+            "state": self.state,
+            "manifest": {
+                "files": list(self.manifest_files),
+                "digest": self.manifest_digest,
+                "desired": self.desired,
+            },
+        }
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A plan as data. Build it with ``planner.build_plan``; read it with the properties."""
+    """A plan. Build it with ``planner.build_plan``; read a saved one with ``from_data``."""
 
-    data: dict[str, Any]
+    context: PlanContext
+    options: PlanOptions
+    actions: tuple[WriteAction, ...]
+    changes: tuple[Change, ...] = ()
+    kept: tuple[Kept, ...] = ()
+    unmanaged: tuple[Unmanaged, ...] = ()
+    unobservable: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()  # paragraphs shown first: what the plan could not judge
+    guards: tuple[str, ...] = ()  # why apply would refuse it (empty: it would not)
+    expects: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def site(self) -> str:
-        return str(self.data["site"])
-
-    @property
-    def actions(self) -> tuple[Action, ...]:
-        return tuple(Action.from_data(item) for item in self.data["actions"])
-
-    @property
-    def checksum(self) -> str:
-        return checksum_of(self.data)
+        return self.context.site
 
     @property
     def has_changes(self) -> bool:
-        return bool(self.data["actions"])
+        return bool(self.actions)
 
     @property
-    def refusals(self) -> list[str]:
-        """Why apply would refuse this plan (empty when it would not)."""
-        safety = self.data["safety"]
-        return [] if safety.get("forced") else [str(r) for r in safety["problems"]]
+    def refusals(self) -> tuple[str, ...]:
+        """Why apply refuses this plan unless forced."""
+        return () if self.options.force else self.guards
 
-    def to_json(self) -> str:
-        return json.dumps({**self.data, "checksum": self.checksum}, indent=1, sort_keys=False)
+    def raise_if_unsafe(self, force: bool = False) -> None:
+        """Refuse (exit 3) a plan that trips a guard, unless it was or is forced."""
+        if self.guards and not (force or self.options.force):
+            raise RefusedForSafety(
+                "Apply refuses this plan: " + "; ".join(self.guards) + ".",
+                hint="Review the plan; if it is what you want, run apply again with --force.",
+            )
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """Objects by what happens to them, and the calls apply will make."""
+        actions = Counter(change.action for change in self.changes)
+        return {
+            "create": actions["create"] + actions["replace"],
+            "change": actions["update"],
+            "delete": sum(1 for a in self.actions if a.deletion() is not None),
+            "needs_replacement": actions["needs-replacement"],
+            "api_calls": len(self.actions),
+        }
+
+    def calls_by_method(self) -> dict[str, int]:
+        return dict(sorted(Counter(action.method for action in self.actions).items()))
+
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        """The plan as the JSON document a plan file holds (without its seal)."""
+        return {
+            "format": PLAN_FORMAT,
+            "format_version": PLAN_FORMAT_VERSION,
+            **self.context.to_data(),
+            "options": self.options.to_data(),
+            "summary": self.summary,
+            "notices": list(self.notices),
+            "changes": [change.to_data() for change in self.changes],
+            "actions": [action.to_data() for action in self.actions],
+            "kept": [vars_kept(k) for k in self.kept],
+            "unmanaged": [{"kind": u.kind, "name": u.name, "id": u.id} for u in self.unmanaged],
+            "unobservable": list(self.unobservable),
+            "warnings": list(self.warnings),
+            "safety": {
+                "problems": list(self.guards),
+                "forced": bool(self.guards) and self.options.force,
+            },
+            "expects": dict(self.expects),
+        }
+
+    @property
+    def checksum(self) -> str:
+        """SHA-256 of the canonical plan data: the plan's identity (applied at most once)."""
+        return hashlib.sha256(canonical(self.data)).hexdigest()
 
     @classmethod
-    def from_json(cls, text: str, *, origin: str) -> Plan:
-        """A saved plan; refused when it is not a plan file or was changed after it was saved."""
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise ReconcilerError(
-                f"{origin} is not a plan file: it is not valid JSON ({exc}).",
-                hint="Save a plan with `reconciler plan MANIFEST -o PLAN.json`.",
-            ) from exc
-        if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
-            raise ReconcilerError(
-                f"{origin} is not a site-reconciler plan file.",
-                hint="Save a plan with `reconciler plan MANIFEST -o PLAN.json`.",
-            )
-        if data.get("format_version") != PLAN_FORMAT_VERSION:
-            raise ReconcilerError(
-                f"{origin} was saved in plan format version {data.get('format_version')}; "
-                f"this reconciler reads version {PLAN_FORMAT_VERSION}.",
-                hint="Make the plan again with this version of the tool.",
-            )
-        if data.get("checksum") != checksum_of(data):
-            raise ReconcilerError(
-                f"{origin} was changed after it was saved (its checksum does not match).",
-                hint="Never edit a plan file; make a new plan instead.",
-            )
-        return cls({key: value for key, value in data.items() if key != "checksum"})
+    def from_data(cls, data: Mapping[str, Any]) -> Plan:
+        """A plan as a file holds it. Raises ``KeyError``/``ValueError``/``TypeError``."""
+        manifest = data["manifest"]
+        context = PlanContext(
+            site=str(data["site"]),
+            created_at=str(data["created_at"]),
+            tool_version=str(data["tool_version"]),
+            manifest_files=tuple(str(f) for f in manifest["files"]),
+            manifest_digest=str(manifest["digest"]),
+            desired=manifest.get("desired"),
+            state=data.get("state"),
+        )
+        safety = data["safety"]
+        return cls(
+            context=context,
+            options=PlanOptions.from_data(data["options"]),
+            actions=tuple(action_from_data(a) for a in data["actions"]),
+            changes=tuple(Change.from_data(c) for c in data["changes"]),
+            kept=tuple(
+                Kept(k["kind"], str(k["name"]), str(k["reason"]), bool(k.get("on_site", True)))
+                for k in data["kept"]
+            ),
+            unmanaged=tuple(
+                Unmanaged(u["kind"], str(u["name"]), int(u["id"])) for u in data["unmanaged"]
+            ),
+            unobservable=tuple(str(s) for s in data["unobservable"]),
+            warnings=tuple(str(s) for s in data["warnings"]),
+            notices=tuple(str(s) for s in data.get("notices", ())),
+            guards=tuple(str(p) for p in safety["problems"]),
+            expects=dict(data["expects"]),
+        )
+
+
+def vars_kept(kept: Kept) -> dict[str, Any]:
+    return {"kind": kept.kind, "name": kept.name, "reason": kept.reason, "on_site": kept.on_site}
+
+
+def value_text(value: Any) -> str:
+    """How every report writes a setting's value: one vocabulary for text, Markdown, drift."""
+    if value is None:
+        return "(no override)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) if value else "(none)"
+    return str(value)
+
+
+def canonical(data: Mapping[str, Any]) -> bytes:
+    """The bytes a checksum or a seal is computed over: sorted keys, no spaces."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()

@@ -1,6 +1,6 @@
 """Turn a ``Comparison`` into a ``Plan``: the ordered, batched API calls and what they change.
 
-The order is fixed (``plan.PHASES``): groups are created and joined first, then workspaces
+The order is fixed (``actions.Phase``): groups are created and joined first, then workspaces
 are replaced (only those named with ``--replace``) and created, members of existing
 workspaces are added and removed, members leave groups, and deletions come last, so an
 apply that stops half-way never destroyed anything it was about to re-create.
@@ -8,56 +8,47 @@ apply that stops half-way never destroyed anything it was about to re-create.
 
 from __future__ import annotations
 
-import fnmatch
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.engine.actions import (
+    DESTROYS_FILES,
+    GroupCreate,
+    GroupDelete,
+    GroupJoin,
+    GroupLeave,
+    MembershipChange,
+    Target,
+    WorkspaceAdd,
+    WorkspaceDelete,
+    WorkspaceJoin,
+    WorkspaceLeave,
+    WriteAction,
+)
 from reconciler.engine.diff import Comparison, GroupDiff, WorkspaceDiff
 from reconciler.engine.facts import fingerprints
-from reconciler.engine.plan import PLAN_FORMAT, PLAN_FORMAT_VERSION, Action, Plan
-from reconciler.engine.safety import guard_problems
-from reconciler.engine.state import SiteState
+from reconciler.engine.plan import (
+    Change,
+    FieldChange,
+    Kept,
+    ObjectKind,
+    Plan,
+    PlanContext,
+    PlanOptions,
+)
+from reconciler.engine.records import Records
+from reconciler.engine.safety import guard_problems, protecting, vanished_files
 from reconciler.engine.users import UserDirectory
 from reconciler.model import DesiredWorkspace, LiveSite, Overrides, Policy
 
 MAX_NAMES_PER_WORKSPACE_ADD = 20
 """Workspaces with identical settings share a ``workspace_add``; cap a call's blast radius."""
 
-DESTROYS_FILES = "destroys all files in the workspace"
-
-
-@dataclass(frozen=True, slots=True)
-class PlanOptions:
-    replace: frozenset[str] = frozenset()  # workspaces the user allowed to be replaced
-    force: bool = False  # override the delete and member-removal guards
-
-
-@dataclass(frozen=True, slots=True)
-class PlanContext:
-    """Where a plan comes from; stored in the plan so apply can check it is for this site."""
-
-    site: str
-    created_at: str
-    tool_version: str
-    manifest_files: tuple[str, ...] = ()
-    manifest_digest: str = ""
-
 
 def _overrides(value: Overrides) -> list[str] | None:
     return None if value is None else sorted(value)
-
-
-def _workspace_fields(
-    ws: DesiredWorkspace, directory: UserDirectory, users: Iterable[int]
-) -> dict[str, Any]:
-    return {
-        "root_access": ws.root_access,
-        "users": directory.labels(users),
-        "permissions": _overrides(ws.permissions),
-        "notifications": _overrides(ws.notifications),
-    }
 
 
 @dataclass
@@ -67,34 +58,20 @@ class _Builder:
     directory: UserDirectory
     options: PlanOptions
     policy: Policy
-    actions: list[Action] = field(default_factory=list)
-    changes: list[dict[str, Any]] = field(default_factory=list)
-    kept: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[WriteAction] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    kept: list[Kept] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    touched_workspaces: set[str] = field(default_factory=set)
-    touched_groups: set[str] = field(default_factory=set)
 
-    def add(
-        self,
-        phase: str,
-        method: str,
-        key: str,
-        params: dict[str, Any],
-        summary: str,
-        depends_on: tuple[str, ...] = (),
-    ) -> str:
-        action_id = f"{method}:{key}"
-        self.actions.append(Action(action_id, phase, method, params, summary, depends_on))
-        return action_id
-
-    def change(self, kind: str, name: str, action: str, **details: Any) -> None:
-        self.changes.append({"kind": kind, "name": name, "action": action, **details})
+    def add(self, action: WriteAction) -> str:
+        self.actions.append(action)
+        return action.id
 
     # --- groups ---------------------------------------------------------------------------
 
     def groups(self, diffs: Iterable[GroupDiff]) -> None:
-        joins: dict[int, list[tuple[int, str]]] = defaultdict(list)
-        leaves: dict[int, list[tuple[int, str]]] = defaultdict(list)
+        joins: dict[int, list[Target]] = defaultdict(list)
+        leaves: dict[int, list[Target]] = defaultdict(list)
         for diff in diffs:
             if diff.status == "missing":
                 self._create_group(diff)
@@ -106,137 +83,104 @@ class _Builder:
                     "if the group is not there, run `reconciler state forget group "
                     f'"{diff.name}"` and apply again.'
                 )
+            elif diff.status == "renamed":
+                self._renamed("group", diff.name, diff.id, diff.live_name)
             elif diff.status == "present" and diff.id is not None:
                 for user in diff.members_to_add:
-                    joins[user].append((diff.id, diff.name))
+                    joins[user].append(Target(diff.id, diff.name))
                 for user in diff.members_to_remove:
-                    leaves[user].append((diff.id, diff.name))
+                    leaves[user].append(Target(diff.id, diff.name))
                 self._group_update(diff)
-        self._memberships("add_to_groups", "add_to_user_group", "group", joins, "joins")
-        self._memberships("remove_from_groups", "remove_from_user_group", "group", leaves, "leaves")
+        self._memberships(GroupJoin, joins)
+        self._memberships(GroupLeave, leaves)
 
     def _create_group(self, diff: GroupDiff) -> None:
-        members = sorted(diff.desired_members)
-        self.touched_groups.add(diff.name)
-        self.add(
-            "create_groups",
-            "user_group_add",
-            diff.name,
-            {"name": diff.name, "member_ids": members},
-            f'create user group "{diff.name}" with {len(members)} member(s)',
+        members = tuple(sorted(diff.desired_members))
+        self.add(GroupCreate(name=diff.name, members=members))
+        note = _gone_note(diff.gone_id)
+        self.changes.append(
+            Change("group", diff.name, "create", members=self.directory.labels(members), note=note)
         )
-        self.change("group", diff.name, "create", members=self.directory.labels(members))
 
     def _group_update(self, diff: GroupDiff) -> None:
         if not (diff.members_to_add or diff.members_to_remove):
             return
-        self.touched_groups.add(diff.name)
         note = (
             None
             if diff.members_known
             else (
-                "the site cannot report group members and the tool has no record of them: every "
-                "declared member is added (adding an existing member changes nothing)"
+                "the site cannot report group members and the tool has no record of them all: "
+                "every declared member it has not added yet is added (adding an existing "
+                "member changes nothing)"
             )
         )
-        self.change(
-            "group",
-            diff.name,
-            "update",
-            id=diff.id,
-            members_added=self.directory.labels(diff.members_to_add),
-            members_removed=self.directory.labels(diff.members_to_remove),
-            basis="recorded" if diff.members_known else None,
-            note=note,
+        self.changes.append(
+            Change(
+                "group",
+                diff.name,
+                "update",
+                id=diff.id,
+                added=self.directory.labels(diff.members_to_add),
+                removed=self.directory.labels(diff.members_to_remove),
+                basis="recorded" if diff.members_known else None,
+                note=note,
+            )
         )
 
-    def _memberships(
-        self,
-        phase: str,
-        method: str,
-        kind: str,
-        by_user: dict[int, list[tuple[int, str]]],
-        verb: str,
-    ) -> None:
+    def _memberships(self, kind: type[MembershipChange], by_user: dict[int, list[Target]]) -> None:
         """One call per user, carrying every group or workspace that user joins or leaves."""
         for user_id in sorted(by_user):
-            targets = sorted(by_user[user_id])
-            names = [name for _, name in targets]
-            ids_key = "group_ids" if kind == "group" else "workspace_ids"
-            self.add(
-                phase,
-                method,
-                str(user_id),
-                {"user_id": user_id, ids_key: [tid for tid, _ in targets], "names": names},
-                f"{self.directory.label(user_id)} {verb} {kind} "
-                + ", ".join(f'"{n}"' for n in names),
-            )
+            targets = tuple(sorted(by_user[user_id], key=lambda t: (t.id, t.name)))
+            label = self.directory.label(user_id)
+            self.add(kind(user=user_id, user_label=label, targets=targets))
 
     # --- workspaces -----------------------------------------------------------------------
 
     def workspaces(self, diffs: Iterable[WorkspaceDiff]) -> None:
         creations: dict[tuple[Any, ...], list[str]] = defaultdict(list)
-        joins: dict[int, list[tuple[int, str]]] = defaultdict(list)
-        leaves: dict[int, list[tuple[int, str]]] = defaultdict(list)
+        joins: dict[int, list[Target]] = defaultdict(list)
+        leaves: dict[int, list[Target]] = defaultdict(list)
         for diff in diffs:
             if diff.status == "missing" and diff.desired is not None:
-                self.touched_workspaces.add(diff.name)
                 creations[_settings_key(diff.desired, diff.desired_users)].append(diff.name)
-                self.change(
-                    "workspace",
-                    diff.name,
-                    "create",
-                    fields=_workspace_fields(diff.desired, self.directory, diff.desired_users),
+                self.changes.append(
+                    Change(
+                        "workspace",
+                        diff.name,
+                        "create",
+                        settings=_settings(diff.desired, self.directory, diff.desired_users),
+                        note=_gone_note(diff.gone_id),
+                    )
                 )
+            elif diff.status == "renamed" and diff.live is not None:
+                self._renamed("workspace", diff.name, diff.live.id, diff.live.name)
             elif diff.status == "present" and diff.live is not None:
                 if diff.replacement and self._replacement(diff):
                     continue  # re-created with the wanted members
                 for user in diff.users_to_add:
-                    joins[user].append((diff.live.id, diff.name))
+                    joins[user].append(Target(diff.live.id, diff.name))
                 for user in diff.users_to_remove:
-                    leaves[user].append((diff.live.id, diff.name))
+                    leaves[user].append(Target(diff.live.id, diff.name))
                 self._workspace_update(diff)
         for key, names in creations.items():
             for start in range(0, len(names), MAX_NAMES_PER_WORKSPACE_ADD):
-                self._create_workspaces(key, names[start : start + MAX_NAMES_PER_WORKSPACE_ADD])
-        self._memberships("workspace_members", "add_to_workspace", "workspace", joins, "joins")
-        self._memberships(
-            "workspace_members", "remove_from_workspace", "workspace", leaves, "leaves"
-        )
-
-    def _create_workspaces(
-        self, key: tuple[Any, ...], names: list[str], after: tuple[str, ...] = ()
-    ) -> None:
-        root_access, users, permissions, notifications = key
-        self.add(
-            "create_workspaces",
-            "workspace_add",
-            "+".join(names),
-            {
-                "names": names,
-                "root_access": root_access,
-                "user_ids": list(users),
-                "permissions": _overrides(permissions),
-                "notifications": _overrides(notifications),
-            },
-            "create workspace "
-            + ", ".join(f'"{n}"' for n in names)
-            + f" with {len(users)} user(s)",
-            after,
-        )
+                self.add(_workspace_add(key, names[start : start + MAX_NAMES_PER_WORKSPACE_ADD]))
+        self._memberships(WorkspaceJoin, joins)
+        self._memberships(WorkspaceLeave, leaves)
 
     def _workspace_update(self, diff: WorkspaceDiff) -> None:
         if not (diff.users_to_add or diff.users_to_remove):
             return
-        self.touched_workspaces.add(diff.name)
-        self.change(
-            "workspace",
-            diff.name,
-            "update",
-            id=diff.live.id if diff.live else None,
-            members_added=self.directory.labels(diff.users_to_add),
-            members_removed=self.directory.labels(diff.users_to_remove),
-            basis=diff.members_basis,
+        self.changes.append(
+            Change(
+                "workspace",
+                diff.name,
+                "update",
+                id=diff.live.id if diff.live else None,
+                added=self.directory.labels(diff.users_to_add),
+                removed=self.directory.labels(diff.users_to_remove),
+                basis=diff.members_basis,
+            )
         )
 
     def _replacement(self, diff: WorkspaceDiff) -> bool:
@@ -245,16 +189,11 @@ class _Builder:
         A workspace left as it is still gets its members updated: members never need it.
         """
         assert diff.live is not None and diff.desired is not None
-        fields = [
-            {
-                "field": f.field,
-                "before": _display(f.live),
-                "after": _display(f.desired),
-                "basis": f.basis,
-            }
+        fields = tuple(
+            FieldChange(f.field, _display(f.live), _display(f.desired), f.basis)
             for f in diff.replacement
-        ]
-        pattern = self._protecting(diff.name)
+        )
+        pattern = protecting(self.policy.protect, diff.name, diff.live.name)
         if diff.name not in self.options.replace or pattern is not None:
             hint = (
                 f'not planned: it matches policy.protect "{pattern}", and a protected '
@@ -262,79 +201,124 @@ class _Builder:
                 if pattern is not None
                 else f'not planned: to replace it, run again with --replace "{diff.name}"'
             )
-            self.change(
-                "workspace",
-                diff.name,
-                "needs-replacement",
-                id=diff.live.id,
-                fields=fields,
-                warning=f"replacement {DESTROYS_FILES}",
-                hint=hint,
+            self.changes.append(
+                Change(
+                    "workspace",
+                    diff.name,
+                    "needs-replacement",
+                    id=diff.live.id,
+                    fields=fields,
+                    warning=f"replacement {DESTROYS_FILES}",
+                    hint=hint,
+                )
             )
             return False
-        self.touched_workspaces.add(diff.name)
         delete_id = self.add(
-            "replace_workspaces",
-            "workspace_delete",
-            str(diff.live.id),
-            {"workspace_id": diff.live.id, "name": diff.name, "reason": "replace"},
-            f'delete workspace "{diff.name}" to re-create it ({DESTROYS_FILES})',
+            WorkspaceDelete(workspace_id=diff.live.id, name=diff.name, reason="replace")
         )
-        self._create_workspaces(
-            _settings_key(diff.desired, diff.desired_users), [diff.name], (delete_id,)
-        )
-        self.change(
-            "workspace",
-            diff.name,
-            "replace",
-            id=diff.live.id,
-            fields=fields,
-            warning=DESTROYS_FILES,
+        key = _settings_key(diff.desired, diff.desired_users)
+        self.add(_workspace_add(key, [diff.name]).after(delete_id))
+        self.changes.append(
+            Change(
+                "workspace",
+                diff.name,
+                "replace",
+                id=diff.live.id,
+                fields=fields,
+                warning=DESTROYS_FILES,
+            )
         )
         return True
+
+    def _renamed(self, kind: ObjectKind, name: str, object_id: int | None, now: str | None) -> None:
+        """A managed object the site now calls something else: never deleted nor replaced."""
+        self.warnings.append(
+            f'The {"user group" if kind == "group" else "workspace"} "{name}" (ID {object_id}) '
+            f'was renamed on the site to "{now}". The tool will not delete, replace or re-create '
+            "it. Rename it back in the web app, or rename it in the manifest, or run "
+            f'`reconciler state forget {kind} "{name}"` to stop managing it.'
+        )
+        self.changes.append(
+            Change(kind, name, "renamed", id=object_id, note=f'now named "{now}" on the site')
+        )
 
     # --- deletions ------------------------------------------------------------------------
 
     def deletions(self, workspaces: Iterable[WorkspaceDiff], groups: Iterable[GroupDiff]) -> None:
         """Managed objects that left the manifest: deleted when the policy allows, else kept."""
         for ws in workspaces:
-            if ws.status == "extra" and ws.live is not None:
-                params = {"workspace_id": ws.live.id, "reason": "prune"}
-                self._delete("workspace", ws.name, ws.live.id, params, DESTROYS_FILES)
+            if (
+                ws.status == "extra"
+                and ws.live is not None
+                and self._may_delete("workspace", ws.name)
+            ):
+                self.add(WorkspaceDelete(workspace_id=ws.live.id, name=ws.name))
+                self.changes.append(
+                    Change("workspace", ws.name, "delete", id=ws.live.id, warning=DESTROYS_FILES)
+                )
+            elif ws.status == "vanished":
+                self._vanished("workspace", ws.name, ws.gone_id)
         for group in groups:
-            if group.status == "extra" and group.id is not None:
-                self._delete("group", group.name, group.id, {"group_id": group.id})
+            extra = group.status == "extra" and group.id is not None
+            if extra and group.id is not None and self._may_delete("group", group.name):
+                self.add(GroupDelete(group_id=group.id, name=group.name))
+                self.changes.append(Change("group", group.name, "delete", id=group.id))
+            elif group.status == "vanished":
+                self._vanished("group", group.name, group.gone_id)
 
-    def _delete(
-        self, kind: str, name: str, object_id: int, params: dict[str, Any], warning: str = ""
-    ) -> None:
-        if not self._may_delete(kind, name):
-            return
-        method = "workspace_delete" if kind == "workspace" else "user_group_delete"
-        (self.touched_workspaces if kind == "workspace" else self.touched_groups).add(name)
-        label = "workspace" if kind == "workspace" else "user group"
-        summary = f'delete {label} "{name}"' + (f" ({warning})" if warning else "")
-        self.add("delete", method, str(object_id), {**params, "name": name}, summary)
-        self.change(kind, name, "delete", id=object_id, **({"warning": warning} if warning else {}))
+    def _vanished(self, kind: ObjectKind, name: str, object_id: int | None) -> None:
+        self.kept.append(
+            Kept(
+                kind,
+                name,
+                f"recorded as managed (ID {object_id}) but missing on the site; nothing to "
+                f'delete. Run `reconciler state forget {kind} "{name}"` to drop the record',
+                on_site=False,
+            )
+        )
 
-    def _protecting(self, name: str) -> str | None:
-        """The ``policy.protect`` pattern that forbids deleting ``name``, if any."""
-        return next((p for p in self.policy.protect if fnmatch.fnmatchcase(name, p)), None)
-
-    def _may_delete(self, kind: str, name: str) -> bool:
+    def _may_delete(self, kind: ObjectKind, name: str) -> bool:
         if not self.policy.prune:
             reason = "left the manifest; kept because policy.prune is false"
         else:
-            pattern = self._protecting(name)
+            pattern = protecting(self.policy.protect, name)
             if pattern is None:
                 return True
             reason = f'left the manifest; kept because it matches policy.protect "{pattern}"'
-        self.kept.append({"kind": kind, "name": name, "reason": reason})
+        self.kept.append(Kept(kind, name, reason))
         return False
+
+
+def _gone_note(gone_id: int | None) -> str | None:
+    if gone_id is None:
+        return None
+    return f"recorded as ID {gone_id}, which is missing on the site: created again"
 
 
 def _settings_key(ws: DesiredWorkspace, users: frozenset[int]) -> tuple[Any, ...]:
     return (ws.root_access, tuple(sorted(users)), ws.permissions, ws.notifications)
+
+
+def _workspace_add(key: tuple[Any, ...], names: list[str]) -> WorkspaceAdd:
+    root_access, users, permissions, notifications = key
+    return WorkspaceAdd(
+        names=tuple(names),
+        root_access=root_access,
+        users=users,
+        permissions=permissions,
+        notifications=notifications,
+    )
+
+
+def _settings(
+    ws: DesiredWorkspace, directory: UserDirectory, users: Iterable[int]
+) -> dict[str, Any]:
+    return {
+        "root_access": ws.root_access,
+        "users": list(directory.labels(users)),
+        "permissions": _overrides(ws.permissions),
+        "notifications": _overrides(ws.notifications),
+    }
 
 
 def _display(value: bool | Overrides) -> Any:
@@ -357,55 +341,61 @@ def _unobservable_facts(diffs: Iterable[WorkspaceDiff], shown: int = 10) -> list
     return sentences
 
 
+def _notices(actions: list[WriteAction], records: Records, context: PlanContext) -> list[str]:
+    """Paragraphs the plan opens with: what it could not judge, and what may be a mistake."""
+    notices = []
+    for file, objects in vanished_files(actions, records, context.manifest_files).items():
+        notices.append(
+            f"The manifest file {file} declared {', '.join(objects)}, and it is no longer part "
+            "of the manifest (deleted, renamed, a broken link?). This plan deletes every object "
+            "it declared. If that is what you want, apply with --force; if not, restore the file."
+        )
+    return notices
+
+
 def build_plan(
     comparison: Comparison,
     live: LiveSite,
-    state: SiteState,
+    records: Records,
     directory: UserDirectory,
     policy: Policy,
     options: PlanOptions,
     context: PlanContext,
+    notices: Iterable[str] = (),
 ) -> Plan:
     """The plan that makes the site match the manifest, with what apply would refuse."""
     builder = _Builder(directory, options, policy)
     builder.groups(comparison.groups)
     builder.workspaces(comparison.workspaces)
     builder.deletions(comparison.workspaces, comparison.groups)
-    actions = [a.to_data() for a in builder.actions]
-    user_ids = {a.params[k] for a in builder.actions for k in ("user_id",) if k in a.params}
-    user_ids |= {
-        u for a in builder.actions for k in ("member_ids", "user_ids") for u in a.params.get(k, [])
-    }
-    unobservable = list(comparison.notes) + _unobservable_facts(comparison.workspaces)
-    counts = {
-        "create": sum(c["action"] in ("create", "replace") for c in builder.changes),
-        "change": sum(c["action"] == "update" for c in builder.changes),
-        "delete": sum(c["action"] in ("delete", "replace") for c in builder.changes),
-        "needs_replacement": sum(c["action"] == "needs-replacement" for c in builder.changes),
-        "api_calls": len(actions),
-    }
-    problems = guard_problems(builder.actions, state, policy)
+    actions = builder.actions
+    touched = {obj for action in actions for obj in action.touches()}
+    users = {u for action in actions for u in action.named_users() if isinstance(u, int)}
     return Plan(
-        {
-            "format": PLAN_FORMAT,
-            "format_version": PLAN_FORMAT_VERSION,
-            "site": context.site,
-            "created_at": context.created_at,
-            "tool_version": context.tool_version,
-            "manifest": {"files": list(context.manifest_files), "digest": context.manifest_digest},
-            "options": {"replace": sorted(options.replace), "force": options.force},
-            "summary": counts,
-            "changes": builder.changes,
-            "actions": actions,
-            "kept": builder.kept,
-            "unmanaged": [
-                {"kind": u.kind, "name": u.name, "id": u.id} for u in comparison.unmanaged
-            ],
-            "unobservable": unobservable,
-            "warnings": list(comparison.conflicts) + builder.warnings,
-            "safety": {"problems": problems, "forced": bool(problems) and options.force},
-            "expects": fingerprints(
-                live, state, builder.touched_workspaces, builder.touched_groups, user_ids
-            ),
-        }
+        context=context,
+        options=options,
+        actions=tuple(actions),
+        changes=tuple(builder.changes),
+        kept=tuple(builder.kept),
+        unmanaged=comparison.unmanaged,
+        unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.workspaces)),
+        warnings=tuple(comparison.conflicts) + tuple(builder.warnings),
+        notices=(*notices, *_notices(actions, records, context)),
+        guards=tuple(
+            guard_problems(
+                actions,
+                records,
+                policy,
+                context.manifest_files,
+                groups_listed=live.groups_listed,
+                assume_no_groups=options.assume_no_groups,
+            )
+        ),
+        expects=fingerprints(
+            live,
+            records,
+            {name for kind, name in touched if kind == "workspace"},
+            {name for kind, name in touched if kind == "group"},
+            users,
+        ),
     )

@@ -1,45 +1,62 @@
-"""The guards that make apply refuse a plan that destroys too much at once.
+"""Everything that stands between a plan and the destruction of what people need.
 
-They live here, in one place, and act on the plan as a whole. They never block a dry run:
-``plan`` shows the whole plan and says why apply would refuse it; ``apply`` refuses unless
-``--force``.
+Two kinds of checks live here, and only here:
+
+* **Guards** act on a plan as a whole (too many deletions, too many removed memberships, every
+  object of a manifest file that is no longer there). They never block a dry run: ``plan``
+  shows the whole plan and says why apply would refuse it; ``Plan.raise_if_unsafe`` refuses
+  unless ``--force``.
+* **The check at the moment it runs** (``RunCheck``): whatever a plan file says, a deletion
+  runs only for an object the records say the tool manages (same ID, same name), that left the
+  manifest with ``policy.prune`` on (or was named with ``--replace``), and that no protect
+  pattern matches; a removal only from an object the manifest declares.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import fnmatch
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from reconciler.engine.plan import Action
-from reconciler.engine.state import SiteState
-from reconciler.model import Policy
+from reconciler.engine.actions import GroupCreate, WriteAction
+from reconciler.engine.plan import PlanOptions
+from reconciler.engine.records import Records
+from reconciler.model import DesiredSite, Policy
 
-MIN_MANAGED_WORKSPACES_FOR_DELETE_GUARD = 10
 MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD = 20
 
-_REMOVALS = {"remove_from_workspace": "workspace_ids", "remove_from_user_group": "group_ids"}
+
+def protecting(patterns: Iterable[str], *names: str) -> str | None:
+    """The protect pattern that matches any of ``names``, without regard to case."""
+    for pattern in patterns:
+        folded = pattern.casefold()
+        if any(fnmatch.fnmatchcase(name.casefold(), folded) for name in names):
+            return pattern
+    return None
 
 
-def guard_problems(actions: Sequence[Action], state: SiteState, policy: Policy) -> list[str]:
+def same_file(a: str, b: str) -> bool:
+    return os.path.normpath(a) == os.path.normpath(b)
+
+
+def guard_problems(
+    actions: Sequence[WriteAction],
+    records: Records,
+    policy: Policy,
+    manifest_files: Sequence[str] = (),
+    *,
+    groups_listed: bool = True,
+    assume_no_groups: bool = False,
+) -> list[str]:
     """Plain sentences, one per guard the plan trips; empty when apply may go ahead."""
-    problems: list[str] = []
-    managed = len(state.managed_workspaces())
-    deletes = sum(
-        1
-        for action in actions
-        if action.method == "workspace_delete" and action.params.get("reason") == "prune"
-    )
-    if managed >= MIN_MANAGED_WORKSPACES_FOR_DELETE_GUARD and deletes > (
-        policy.max_delete_fraction * managed
-    ):
-        problems.append(
-            f"it deletes {deletes} of the {managed} managed workspaces "
-            f"({deletes / managed:.0%}), more than policy.max_delete_fraction "
-            f"({policy.max_delete_fraction:.0%}) allows"
-        )
-    recorded = state.recorded_memberships()
-    removals = sum(
-        len(action.params[key]) for action in actions if (key := _REMOVALS.get(action.method))
-    )
+    problems = _delete_problems(actions, records, policy)
+    problems += _vanished_file_problems(actions, records, manifest_files)
+    if not (groups_listed or records.groups or assume_no_groups):
+        problems += _first_apply_problems(actions)
+    recorded = records.recorded_memberships()
+    removals = sum(action.removals() for action in actions)
     if recorded >= MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD and removals > (
         policy.max_member_removal_fraction * recorded
     ):
@@ -49,3 +66,123 @@ def guard_problems(actions: Sequence[Action], state: SiteState, policy: Policy) 
             f"({policy.max_member_removal_fraction:.0%}) allows"
         )
     return problems
+
+
+def _delete_problems(actions: Sequence[WriteAction], records: Records, policy: Policy) -> list[str]:
+    """Too many deletions: more than ``max_deletes``, or (two or more) over the fraction."""
+    pruned = [d for a in actions if (d := a.deletion()) and d.reason == "prune"]
+    pruned = [d for d in pruned if d.kind in ("workspace", "group")]
+    if not pruned:
+        return []
+    managed = len(records.managed_workspaces()) + len(records.managed_groups())
+    problems = []
+    if len(pruned) > policy.max_deletes:
+        problems.append(
+            f"it deletes {len(pruned)} objects, more than policy.max_deletes "
+            f"({policy.max_deletes}) allows"
+        )
+    if len(pruned) >= 2 and managed and len(pruned) > policy.max_delete_fraction * managed:
+        problems.append(
+            f"it deletes {len(pruned)} of the {managed} managed workspaces and groups "
+            f"({len(pruned) / managed:.0%}), more than policy.max_delete_fraction "
+            f"({policy.max_delete_fraction:.0%}) allows"
+        )
+    return problems
+
+
+def _first_apply_problems(actions: Sequence[WriteAction]) -> list[str]:
+    """No records, and a site that does not list groups: a declared group may exist already."""
+    creates = [a for a in actions if isinstance(a, GroupCreate)]
+    if not creates:
+        return []
+    return [
+        "this site does not list user groups and the tool has no records of any, so the "
+        f"{len(creates)} group(s) it would create may exist already; if this is the first "
+        "apply to this site, run it with --assume-no-groups (or run `reconciler adopt` first)"
+    ]
+
+
+def vanished_files(
+    actions: Sequence[WriteAction], records: Records, manifest_files: Sequence[str]
+) -> dict[str, list[str]]:
+    """Manifest files no longer given whose every recorded object this plan deletes.
+
+    A file that vanished (a broken link, a rename, a bad merge) looks exactly like a file
+    whose objects were all removed on purpose; only a person can tell which.
+    """
+    if not manifest_files:
+        return {}
+    deleted = {(d.kind, d.name) for a in actions if (d := a.deletion()) and d.reason == "prune"}
+    by_file: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for name, ws in records.managed_workspaces().items():
+        if ws.source:
+            by_file[ws.source].append(("workspace", name))
+    for name, group in records.managed_groups().items():
+        if group.source:
+            by_file[group.source].append(("group", name))
+    gone = {}
+    for file, objects in sorted(by_file.items()):
+        still_given = any(same_file(file, given) for given in manifest_files)
+        if not still_given and all(obj in deleted for obj in objects):
+            gone[file] = [f'{kind} "{name}"' for kind, name in objects]
+    return gone
+
+
+def _vanished_file_problems(
+    actions: Sequence[WriteAction], records: Records, manifest_files: Sequence[str]
+) -> list[str]:
+    return [
+        f"it deletes every object declared in {file}, which is no longer part of the "
+        f"manifest ({', '.join(objects)})"
+        for file, objects in vanished_files(actions, records, manifest_files).items()
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class RunCheck:
+    """Checks each destructive action again at the moment it runs (see the module doc)."""
+
+    desired: DesiredSite
+    options: PlanOptions
+
+    def refusal(self, action: WriteAction, records: Records) -> str | None:
+        """Why ``action`` must not run now, or ``None`` when it may."""
+        deletion = action.deletion()
+        if deletion is not None:
+            return self._deletion_refusal(action, records)
+        if action.removals():
+            declared = self._declared()
+            for kind, name in action.touches():
+                if (kind, name) not in declared:
+                    return f'{kind} "{name}" is not declared in the manifest'
+        return None
+
+    def _declared(self) -> set[tuple[str, str]]:
+        return {("workspace", ws.name) for ws in self.desired.workspaces} | {
+            ("group", g.name) for g in self.desired.groups
+        }
+
+    def _deletion_refusal(self, action: WriteAction, records: Records) -> str | None:
+        deletion = action.deletion()
+        assert deletion is not None
+        policy = self.desired.policy
+        if deletion.kind in ("workspace", "group"):
+            pattern = protecting(policy.protect, deletion.name)
+            if pattern is not None:
+                return f'it matches policy.protect "{pattern}"'
+            if deletion.reason == "replace":
+                if deletion.name not in self.options.replace:
+                    return f'"{deletion.name}" was not named with --replace'
+                return None
+            if not policy.prune:
+                return "policy.prune is false"
+            if (deletion.kind, deletion.name) in self._declared():
+                return f'the manifest still declares {deletion.kind} "{deletion.name}"'
+            table = records.workspaces if deletion.kind == "workspace" else records.groups
+            record = table.get(deletion.name)
+            if record is None or not record.managed or record.id != deletion.id:
+                return (
+                    f'the records do not say the tool manages {deletion.kind} "{deletion.name}" '
+                    f"(ID {deletion.id})"
+                )
+        return None

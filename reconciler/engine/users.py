@@ -1,4 +1,9 @@
-"""Resolve the manifest's user references (username, e-mail or ID) against the site's users."""
+"""Resolve the manifest's user references (username, e-mail or ID) against the site's users.
+
+A reference may read several ways: ``1002`` is an ID but may also be someone's username, and
+one user's username may be another's e-mail address. A reference that names two different
+users is an error naming both: guessing would give access to the wrong person.
+"""
 
 from __future__ import annotations
 
@@ -10,71 +15,94 @@ from reconciler.model import DesiredSite, LiveUser, UserRef
 
 @dataclass(frozen=True, slots=True)
 class UserDirectory:
-    """The site's users, indexed the three ways the manifest may name them.
+    """The site's users, indexed every way the manifest may name them.
 
     Usernames and e-mail addresses match without regard to case, as people type them; an
     exact match wins when two users differ only by case.
     """
 
     by_id: dict[int, LiveUser]
-    by_name: dict[str, LiveUser]
-    by_email: dict[str, LiveUser]
-    exact: dict[str, LiveUser]
+    exact: dict[str, list[LiveUser]]
+    folded: dict[str, list[LiveUser]]
 
     @classmethod
     def of(cls, users: Iterable[LiveUser]) -> UserDirectory:
         by_id: dict[int, LiveUser] = {}
-        by_name: dict[str, LiveUser] = {}
-        by_email: dict[str, LiveUser] = {}
-        exact: dict[str, LiveUser] = {}
+        exact: dict[str, list[LiveUser]] = {}
+        folded: dict[str, list[LiveUser]] = {}
         for user in users:
             by_id[user.id] = user
-            if user.username:
-                by_name.setdefault(user.username.casefold(), user)
-                exact[user.username] = user
-            if user.email:
-                by_email.setdefault(user.email.casefold(), user)
-                exact[user.email] = user
-        return cls(by_id, by_name, by_email, exact)
+            for text in {user.username, user.email} - {""}:
+                exact.setdefault(text, []).append(user)
+                folded.setdefault(text.casefold(), []).append(user)
+        return cls(by_id, exact, folded)
 
-    def find(self, ref: UserRef) -> LiveUser | None:
-        if ref.kind == "id":
-            return self.by_id.get(int(ref.text))
-        if ref.text in self.exact:
-            return self.exact[ref.text]
-        index = self.by_email if ref.kind == "email" else self.by_name
-        return index.get(ref.text.casefold())
+    def candidates(self, ref: UserRef) -> list[LiveUser]:
+        """Every distinct user ``ref`` may mean; more than one is an ambiguity."""
+        found: dict[int, LiveUser] = {}
+        if ref.kind == "id" and int(ref.text) in self.by_id:
+            found[int(ref.text)] = self.by_id[int(ref.text)]
+        for user in self.exact.get(ref.text, []):
+            found.setdefault(user.id, user)
+        if not found:
+            for user in self.folded.get(ref.text.casefold(), []):
+                found.setdefault(user.id, user)
+        return list(found.values())
 
     def label(self, user_id: int) -> str:
         """How reports name a user: the username, or ``#ID`` for a user the site did not list."""
         user = self.by_id.get(user_id)
         return user.username if user and user.username else f"#{user_id}"
 
-    def labels(self, user_ids: Iterable[int]) -> list[str]:
-        return sorted(self.label(user_id) for user_id in user_ids)
+    def labels(self, user_ids: Iterable[int]) -> tuple[str, ...]:
+        return tuple(sorted(self.label(user_id) for user_id in user_ids))
+
+
+@dataclass(frozen=True, slots=True)
+class Ambiguity:
+    """A reference that names more than one user."""
+
+    ref: UserRef
+    users: tuple[LiveUser, ...]
+
+    def describe(self) -> str:
+        names = " and ".join(
+            f"user {u.id} (username {u.username!r}, e-mail {u.email!r})" for u in self.users
+        )
+        return f'{self.ref.source}: "{self.ref.text}" could mean {names}'
 
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """Manifest references mapped to user IDs, and the references the site does not know."""
+    """Manifest references mapped to user IDs; the unknown and ambiguous ones, with sources."""
 
     ids: dict[str, int]
-    unknown: tuple[UserRef, ...]
+    unknown: tuple[UserRef, ...] = ()
+    ambiguous: tuple[Ambiguity, ...] = ()
 
     def ids_of(self, refs: Iterable[UserRef]) -> frozenset[int]:
         return frozenset(self.ids[ref.text] for ref in refs if ref.text in self.ids)
 
 
+def references(desired: DesiredSite) -> list[UserRef]:
+    """Every user reference of the manifest, in manifest order."""
+    refs = [ref for ws in desired.workspaces for ref in ws.users]
+    return refs + [ref for group in desired.groups for ref in group.members]
+
+
 def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolution:
-    """Resolve every user reference of the manifest; unknown ones are kept with their source."""
+    """Resolve every user reference of the manifest; the rest are kept with their source."""
     ids: dict[str, int] = {}
     unknown: list[UserRef] = []
-    refs = [ref for ws in desired.workspaces for ref in ws.users]
-    refs += [ref for group in desired.groups for ref in group.members]
-    for ref in refs:
-        user = directory.find(ref)
-        if user is None:
-            unknown.append(ref)
+    ambiguous: dict[str, Ambiguity] = {}
+    for ref in references(desired):
+        if ref.text in ids or ref.text in ambiguous:
+            continue
+        found = directory.candidates(ref)
+        if len(found) == 1:
+            ids[ref.text] = found[0].id
+        elif found:
+            ambiguous[ref.text] = Ambiguity(ref, tuple(sorted(found, key=lambda u: u.id)))
         else:
-            ids[ref.text] = user.id
-    return Resolution(ids, tuple(unknown))
+            unknown.append(ref)
+    return Resolution(ids, tuple(unknown), tuple(ambiguous.values()))

@@ -42,6 +42,8 @@ def _verdict(report: dict[str, Any]) -> str:
 
 def drift_lines(report: dict[str, Any]) -> list[Line]:
     lines = [Line(f"Site: {report['site']}", "heading"), Line("")]
+    for notice in report.get("notices", []):
+        lines += [Line(f"Note: {notice}", "warning"), Line("")]
     for category in CATEGORIES:
         if report[category]:
             lines.append(Line(f"{TITLES[category]}:", "heading"))
@@ -72,3 +74,11 @@ def render_drift_markdown(report: dict[str, Any]) -> str:
             out += [f"<details><summary>{TITLES[category]} ({len(items)})</summary>", "", "```text"]
             out += [_entry(item) for item in items] + ["```", "", "</details>", ""]
     return trim("\n".join(out) + "\n")
+
+
+def render_drift(report: dict[str, Any], fmt: str, color: bool) -> str:
+    if fmt == "json":
+        return render_drift_json(report)
+    if fmt == "markdown":
+        return render_drift_markdown(report)
+    return render_drift_text(report, color=color)

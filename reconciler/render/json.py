@@ -1,9 +1,11 @@
-"""Render a plan as JSON: exactly the plan file's content (see docs/plan-format.md)."""
+"""Render a plan as JSON: the plan's data (see docs/plan-format.md), without its seal."""
 
 from __future__ import annotations
+
+import json
 
 from reconciler.engine.plan import Plan
 
 
 def render_json(plan: Plan) -> str:
-    return plan.to_json() + "\n"
+    return json.dumps({**plan.data, "checksum": plan.checksum}, indent=1, ensure_ascii=False) + "\n"

@@ -1,14 +1,16 @@
-"""Plan and drift data as styled lines: the one walk over ``plan.data`` every renderer shares.
+"""A plan as styled lines: the one walk over a plan every renderer shares.
 
 A ``Line`` is plain text plus a style name (``create``, ``delete``, ``change``, ``replace``,
 ``warning``, ``heading``, ``plain``, ``dim``). The text renderer colours them; the Markdown
 renderer puts them in a ``diff`` block, where the leading ``+``/``-`` colour them on their own.
+Values are written in one vocabulary everywhere (``plan.value_text``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from reconciler.engine.plan import Change, Plan, value_text
 
 SYMBOLS = {
     "create": "+",
@@ -16,6 +18,7 @@ SYMBOLS = {
     "replace": "-/+",
     "delete": "-",
     "needs-replacement": "!",
+    "renamed": "!",
 }
 STYLES = {
     "create": "create",
@@ -23,6 +26,7 @@ STYLES = {
     "replace": "replace",
     "delete": "delete",
     "needs-replacement": "warning",
+    "renamed": "warning",
 }
 
 
@@ -32,94 +36,91 @@ class Line:
     style: str = "plain"
 
 
-def _value(value: Any) -> str:
-    if value is None:
-        return "(no override)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value) if value else "(none)"
-    return str(value)
+def _title(change: Change) -> str:
+    ident = f" (id {change.id})" if change.id is not None else ""
+    title = f'{SYMBOLS[change.action]} {change.kind} "{change.name}"{ident}'
+    if change.action == "delete":
+        return title + f" will be DELETED: {change.warning or 'it is removed from the site'}"
+    if change.action == "replace":
+        return title + f" will be REPLACED: {change.warning}"
+    if change.action == "needs-replacement":
+        return title + " needs replacement (not planned)"
+    if change.action == "renamed":
+        return title + " was renamed on the site: left alone"
+    return title
 
 
-def change_lines(change: dict[str, Any]) -> list[Line]:
+def change_lines(change: Change) -> list[Line]:
     """The lines of one object's change, Terraform style."""
-    action = change["action"]
-    style = STYLES[action]
-    ident = f" (id {change['id']})" if change.get("id") is not None else ""
-    title = f'{SYMBOLS[action]} {change["kind"]} "{change["name"]}"{ident}'
-    if action == "delete":
-        title += f" will be DELETED: {change.get('warning', 'it is removed from the site')}"
-    elif action == "replace":
-        title += f" will be REPLACED: {change['warning']}"
-    elif action == "needs-replacement":
-        title += " needs replacement (not planned)"
-    lines = [Line(title, style)]
-    if action == "create":
-        for name, value in change.get("fields", {}).items():
-            lines.append(Line(f"    + {name + ':':<15} {_value(value)}", "create"))
-        if "members" in change:
-            lines.append(Line(f"    + {'members:':<15} {_value(change['members'])}", "create"))
-    for item in change.get("fields", []) if action != "create" else []:
+    lines = [Line(_title(change), STYLES[change.action])]
+    who = "members" if change.kind == "group" else "users"
+    if change.action == "create":
+        for name, value in (change.settings or {}).items():
+            lines.append(Line(f"    + {name + ':':<15} {value_text(value)}", "create"))
+        if change.members is not None:
+            lines.append(Line(f"    + {'members:':<15} {value_text(change.members)}", "create"))
+    for item in change.fields:
         lines.append(
             Line(
-                f"    ~ {item['field']}: {_value(item['before'])} -> {_value(item['after'])}"
-                f"   ({item['basis']})",
+                f"    ~ {item.field}: {value_text(item.before)} -> {value_text(item.after)}"
+                f"   ({item.basis})",
                 "change",
             )
         )
-    basis = f"   ({change['basis']})" if change.get("basis") else ""
-    who = "members" if change["kind"] == "group" else "users"
-    if change.get("members_added"):
-        lines.append(Line(f"    + {who}: {_value(change['members_added'])}{basis}", "create"))
-    if change.get("members_removed"):
-        lines.append(Line(f"    - {who}: {_value(change['members_removed'])}{basis}", "delete"))
-    if action == "needs-replacement":
-        lines.append(Line(f"    {change['warning']}", "warning"))
-        lines.append(Line(f"    {change['hint']}", "dim"))
-    if change.get("note"):
-        lines.append(Line(f"    note: {change['note']}", "dim"))
+    if change.action == "update":
+        basis = f"   ({change.basis})" if change.basis else ""
+        if change.added:
+            lines.append(Line(f"    + {who}: {value_text(change.added)}{basis}", "create"))
+        if change.removed:
+            lines.append(Line(f"    - {who}: {value_text(change.removed)}{basis}", "delete"))
+    if change.action == "needs-replacement":
+        lines.append(Line(f"    {change.warning}", "warning"))
+        lines.append(Line(f"    {change.hint}", "dim"))
+    if change.note:
+        lines.append(Line(f"    note: {change.note}", "dim"))
     return lines
 
 
-def summary_line(plan: dict[str, Any]) -> str:
-    counts = plan["summary"]
-    if not plan["actions"]:
+def _calls(count: int) -> str:
+    return f"{count} API call" + ("" if count == 1 else "s")
+
+
+def summary_line(plan: Plan) -> str:
+    counts = plan.summary
+    if not plan.actions:
         return "No changes." + (
             f" {counts['needs_replacement']} workspace(s) need replacement (see above)."
             if counts["needs_replacement"]
             else " The site matches the manifest."
         )
-    calls = ", ".join(f"{m} {n}" for m, n in sorted(_calls(plan).items()))
+    calls = ", ".join(f"{m} {n}" for m, n in plan.calls_by_method().items())
     return (
         f"Plan: {counts['create']} to create, {counts['change']} to change, "
-        f"{counts['delete']} to delete. {counts['api_calls']} API calls ({calls})."
+        f"{counts['delete']} to delete. {_calls(counts['api_calls'])} ({calls})."
     )
 
 
-def _calls(plan: dict[str, Any]) -> dict[str, int]:
-    result: dict[str, int] = {}
-    for action in plan["actions"]:
-        result[action["method"]] = result.get(action["method"], 0) + 1
-    return result
-
-
-def left_alone_lines(plan: dict[str, Any]) -> list[Line]:
-    lines = [
-        Line(f'  {item["kind"]} "{item["name"]}": {item["reason"]}', "dim") for item in plan["kept"]
-    ]
+def left_alone_lines(plan: Plan) -> list[Line]:
+    lines = [Line(f'  {item.kind} "{item.name}": {item.reason}', "dim") for item in plan.kept]
     lines += [
-        Line(f'  {item["kind"]} "{item["name"]}" (id {item["id"]}): not managed; left alone', "dim")
-        for item in plan["unmanaged"]
+        Line(f'  {item.kind} "{item.name}" (id {item.id}): not managed; left alone', "dim")
+        for item in plan.unmanaged
     ]
     return lines
 
 
-def safety_lines(plan: dict[str, Any]) -> list[Line]:
-    problems = plan["safety"]["problems"]
+def notice_lines(plan: Plan) -> list[Line]:
+    lines: list[Line] = []
+    for notice in plan.notices:
+        lines += [Line(f"Note: {notice}", "warning"), Line("")]
+    return lines
+
+
+def safety_lines(plan: Plan) -> list[Line]:
+    problems = plan.guards
     if not problems:
         return []
-    if plan["safety"]["forced"]:
+    if plan.options.force:
         return [Line("Safety guards overridden with --force: " + "; ".join(problems), "warning")]
     lines = [Line("Apply will refuse this plan:", "delete")]
     lines += [Line(f"  - {problem}", "delete") for problem in problems]

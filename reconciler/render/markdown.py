@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reconciler.engine.plan import Plan
-from reconciler.render.lines import Line, change_lines, left_alone_lines, safety_lines, summary_line
+from reconciler.render.lines import (
+    Line,
+    change_lines,
+    left_alone_lines,
+    safety_lines,
+    summary_line,
+)
 
 MAX_COMMENT_CHARS = 60_000
 _TRIM_RESERVE = 400  # room for the closing fences and the trim note
@@ -30,33 +36,33 @@ def _details(summary: str, lines: Sequence[Line], *, fence: str = "diff") -> lis
 
 
 def render_markdown(plan: Plan) -> str:
-    data = plan.data
-    out = [f"### site-reconciler plan for `{data['site']}`", "", f"**{summary_line(data)}**", ""]
-    deletions = [c for c in data["changes"] if c["action"] in ("delete", "replace")]
+    out = [f"### site-reconciler plan for `{plan.site}`", "", f"**{summary_line(plan)}**", ""]
+    out += [f"> **Note:** {notice}\n" for notice in plan.notices]
+    deletions = [c for c in plan.changes if c.action in ("delete", "replace")]
     if deletions:
-        names = ", ".join(f'{c["kind"]} "{c["name"]}"' for c in deletions)
+        names = ", ".join(f'{c.kind} "{c.name}"' for c in deletions)
         out += [
             f"> **Warning:** this plan deletes {names}. "
             "Deleting a workspace destroys all files in it.",
             "",
         ]
-    refusal = safety_lines(data)
+    refusal = safety_lines(plan)
     if refusal:
         out += ["> " + line.text.strip() for line in refusal] + [""]
-    if data["changes"]:
-        changes = [line for change in data["changes"] for line in [*change_lines(change), Line("")]]
-        out += _details(f"Changes ({len(data['changes'])})", changes)
-    kept = left_alone_lines(data)
+    if plan.changes:
+        changes = [line for change in plan.changes for line in [*change_lines(change), Line("")]]
+        out += _details(f"Changes ({len(plan.changes)})", changes)
+    kept = left_alone_lines(plan)
     if kept:
         out += _details(f"Left alone ({len(kept)})", kept, fence="text")
-    if data["unobservable"]:
+    if plan.unobservable:
         out += _details(
-            f"Could not be observed ({len(data['unobservable'])})",
-            [Line(s) for s in data["unobservable"]],
+            f"Could not be observed ({len(plan.unobservable)})",
+            [Line(s) for s in plan.unobservable],
             fence="text",
         )
-    if data["warnings"]:
-        out += ["**Warnings**", ""] + [f"- {w}" for w in data["warnings"]] + [""]
+    if plan.warnings:
+        out += ["**Warnings**", ""] + [f"- {w}" for w in plan.warnings] + [""]
     return trim("\n".join(out) + "\n")
 
 

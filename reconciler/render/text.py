@@ -9,6 +9,7 @@ from reconciler.render.lines import (
     Line,
     change_lines,
     left_alone_lines,
+    notice_lines,
     safety_lines,
     summary_line,
 )
@@ -27,26 +28,25 @@ RICH_STYLES = {
 
 def plan_lines(plan: Plan) -> list[Line]:
     """Every line of the text view, in order."""
-    data = plan.data
-    lines = [Line(f"Site: {data['site']}", "heading"), Line("")]
-    if data["changes"]:
+    lines = [Line(f"Site: {plan.site}", "heading"), Line(""), *notice_lines(plan)]
+    if plan.changes:
         lines.append(Line("site-reconciler will make these changes:", "heading"))
-        for change in data["changes"]:
+        for change in plan.changes:
             lines += [Line(""), *change_lines(change)]
         lines.append(Line(""))
     sections = (
-        ("Left alone:", left_alone_lines(data)),
+        ("Left alone:", left_alone_lines(plan)),
         (
             "Could not be observed (reported, not guessed):",
-            [Line(f"  {s}", "dim") for s in data["unobservable"]],
+            [Line(f"  {s}", "dim") for s in plan.unobservable],
         ),
-        ("Warnings:", [Line(f"  {w}", "warning") for w in data["warnings"]]),
+        ("Warnings:", [Line(f"  {w}", "warning") for w in plan.warnings]),
     )
     for heading, body in sections:
         if body:
             lines += [Line(heading, "heading"), *body, Line("")]
-    lines.append(Line(summary_line(data), "heading"))
-    lines += safety_lines(data)
+    lines.append(Line(summary_line(plan), "heading"))
+    lines += safety_lines(plan)
     return lines
 
 

@@ -1,10 +1,9 @@
 """The real engine against an in-process sandbox: the workflow functions, a real ``SiteClient``
-over ``SandboxTransport`` and a ``StateStore`` in a directory of the test's.
+over ``SandboxTransport`` and the directory state backend in a directory of the test's.
 
-Nothing is mocked: ``apply`` takes the same steps, in the same order, as ``reconciler apply``
-does with a manifest (``cli/apply.py``): the lock, the journal folded in, a fresh plan, the
-guards, execution. It is the fast path for property-based and fault runs, where the real CLI
-in a subprocess would cost a second a run.
+Nothing is mocked and nothing is copied: ``apply`` calls ``workflow.apply_manifest``, the same
+function ``reconciler apply`` calls. It is the fast path for property-based and fault runs,
+where the real CLI in a subprocess would cost a second a run.
 """
 
 from __future__ import annotations
@@ -21,20 +20,15 @@ import httpx
 
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
-from reconciler.engine.apply import ApplyReport
-from reconciler.engine.lock import ApplyLock
-from reconciler.engine.plan import Plan
-from reconciler.engine.planner import PlanOptions
-from reconciler.engine.state import SiteState, StateStore
-from reconciler.engine.workflow import (
-    Site,
-    begin_apply,
-    check_guards,
-    execute,
-    load_state,
-    make_plan,
-)
+from reconciler.engine import ledger, workflow
+from reconciler.engine.executor import ApplyReport, Executor
+from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.records import Records
+from reconciler.engine.safety import RunCheck
+from reconciler.engine.workflow import AutoApprove, Manifest, Site
 from reconciler.model import DesiredSite
+from reconciler.state.backend import Holder, SiteRecords
+from reconciler.state.directory import DirectoryRecords
 from reconciler.sandbox.app import SandboxApp, create_app
 from reconciler.sandbox.control import dump_state
 from reconciler.sandbox.settings import SandboxSettings
@@ -105,44 +99,44 @@ class EngineSite:
 
     app: SandboxApp
     client: SiteClient
-    store: StateStore
+    store: SiteRecords
     tap: FaultTap
 
     @property
     def site(self) -> Site:
-        return Site(self.client, self.store)
+        return Site(self.client, self.store, Holder.current("apply (test)"))
 
     def dump(self) -> dict[str, Any]:
         """The whole site as the sandbox holds it (group members and settings included)."""
         return dump_state(self.app.sandbox)
 
-    def records(self) -> SiteState:
-        return load_state(self.store)
+    def records(self) -> Records:
+        return ledger.read(self.store).records
 
     def set_faults(self, **settings: Any) -> None:
         self.app.sandbox.update_settings(settings)
 
     async def plan(self, desired: DesiredSite, options: PlanOptions | None = None) -> Plan:
-        return await make_plan(desired, self.site, load_state(self.store), options or PlanOptions())
+        return await workflow.make_plan(Manifest(desired), self.site, options or PlanOptions())
 
     async def apply(self, desired: DesiredSite, options: PlanOptions | None = None) -> ApplyOutcome:
         """``reconciler apply MANIFEST --auto-approve``; ``RefusedForSafety`` when a guard trips."""
-        options = options or PlanOptions()
-        with ApplyLock(self.store.lock_file, "apply (test)"):
-            state = begin_apply(self.store)
-            plan = await make_plan(desired, self.site, state, options)
-            if not plan.has_changes:
-                self.store.save(state)
-                return ApplyOutcome(plan, None)
-            check_guards(plan, options.force)
-            report = await execute(plan, self.site, state)
-        return ApplyOutcome(plan, report)
+        result = await workflow.apply_manifest(
+            Manifest(desired), self.site, options or PlanOptions(), AutoApprove()
+        )
+        return ApplyOutcome(result.plan, result.report)
 
-    async def execute(self, plan: Plan) -> ApplyReport:
+    async def execute(self, plan: Plan, desired: DesiredSite) -> ApplyReport:
         """Carry out ``plan`` as it stands, with no staleness check: what happens when the site
         changes between an apply's read and its writes (another administrator at work)."""
-        with ApplyLock(self.store.lock_file, "apply (test)"):
-            return await execute(plan, self.site, begin_apply(self.store))
+        with ledger.locked(self.store, self.site.holder) as state:
+            executor = Executor(
+                self.client, state.records, state.journal(), RunCheck(desired, plan.options)
+            )
+            try:
+                return await executor.run(plan.actions)
+            finally:
+                state.save(executor.records, "test: executed a plan as it stood")
 
 
 @asynccontextmanager
@@ -160,6 +154,7 @@ async def engine_site(
     tap = FaultTap(SandboxTransport(app))
     try:
         async with SiteClient(config, transport=tap, sleep=sleep) as client:
-            yield EngineSite(app, client, StateStore.for_site(state_dir, SITE_URL), tap)
+            with DirectoryRecords(state_dir, SITE_URL) as store:
+                yield EngineSite(app, client, store, tap)
     finally:
         app.sandbox.store.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.engine.state import RecordedGroup, RecordedWorkspace, SiteState
+from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
@@ -45,13 +45,15 @@ def desired_site(data: dict[str, Any]) -> DesiredSite:
             users=_refs(ws.get("users", []), f"workspaces[{i}].users"),
             permissions=_flags(ws.get("permissions")),
             notifications=_flags(ws.get("notifications")),
-            source=Source("case.yaml", 1, 1, f"workspaces[{i}]"),
+            source=Source(ws.get("file", "case.yaml"), 1, 1, f"workspaces[{i}]"),
         )
         for i, ws in enumerate(data.get("workspaces", []))
     )
     groups = tuple(
         DesiredGroup(
-            g["name"], _refs(g.get("members", []), f"groups[{i}].members"), Source("case.yaml")
+            g["name"],
+            _refs(g.get("members", []), f"groups[{i}].members"),
+            Source(g.get("file", "case.yaml")),
         )
         for i, g in enumerate(data.get("groups", []))
     )
@@ -60,10 +62,10 @@ def desired_site(data: dict[str, Any]) -> DesiredSite:
         workspaces,
         groups,
         Policy(
-            prune=policy.get("prune", False),
-            max_delete_fraction=policy.get("max_delete_fraction", 0.25),
-            max_member_removal_fraction=policy.get("max_member_removal_fraction", 0.25),
-            protect=tuple(policy.get("protect", [])),
+            **{
+                key: tuple(value) if isinstance(value, list) else value
+                for key, value in policy.items()
+            }
         ),
     )
 
@@ -91,8 +93,9 @@ def live_site(data: dict[str, Any]) -> LiveSite:
     )
 
 
-def site_state(data: dict[str, Any]) -> SiteState:
-    return SiteState.from_data(
+def site_state(data: dict[str, Any]) -> Records:
+    """Records as the cases write them: in the first records format, as a user upgrading has."""
+    return Records.from_data(
         {
             "format": 1,
             "site": "https://acme.example.net",
@@ -104,7 +107,9 @@ def site_state(data: dict[str, Any]) -> SiteState:
                 name: {"managed": True, "origin": "created", **item}
                 for name, item in data.get("groups", {}).items()
             },
-        }
+        },
+        site="https://acme.example.net",
+        where="the case file",
     )
 
 

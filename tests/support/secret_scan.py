@@ -70,11 +70,11 @@ class ScanReport:
 
 
 def _kind(path: Path) -> str:
-    if path.name == "state.json":
+    if path.name == "state.json" or path.parent.name == "versions":
         return "state"
-    if path.name == "journal.jsonl":
+    if path.name.startswith("journal"):
         return "journal"
-    if path.name == "apply.lock":
+    if path.name in ("apply.lock", "lease.json"):
         return "lock"
     if path.suffix == ".log":
         return "log"

@@ -1,0 +1,264 @@
+"""What every write of a plan is: one API call, typed, and everything the engine does with it.
+
+A write kind is one class. It knows its API call (``call``), how its result changes the
+records (``fold``), how to find out from the site what happened when no answer came back
+(``settle``), what it destroys or removes (for the guards and the check made at the moment it
+runs), and how it is written in a plan file (``params``/``from_params``). The registry in
+``reconciler.engine.actions`` reads plan files by method name. Adding a write kind is adding
+a module here, plus the planner and the diff that decide when to use it.
+
+Users the same apply creates are "known after apply": an action names them by
+``AfterApply(username)`` and the executor binds the real ID once ``user_add`` answered.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+
+from reconciler.engine.records import Event, Records, Tables
+
+if TYPE_CHECKING:
+    from reconciler.api.client import SiteClient
+    from reconciler.model import LiveSite
+
+
+class Phase(enum.Enum):
+    """The order apply runs writes in; the writes of one phase are independent."""
+
+    CREATE_USERS = "create_users"  # user_add: everything else may name the new users
+    CREATE_GROUPS = "create_groups"  # user_group_add, with the members
+    ADD_TO_GROUPS = "add_to_groups"  # add_to_user_group, one call per user
+    REPLACE_WORKSPACES = "replace_workspaces"  # workspace_delete named with --replace
+    CREATE_WORKSPACES = "create_workspaces"  # workspace_add, identical settings share a call
+    WORKSPACE_MEMBERS = "workspace_members"  # add_to/remove_from_workspace, one call per user
+    REMOVE_FROM_GROUPS = "remove_from_groups"  # remove_from_user_group, one call per user
+    DELETE = "delete"  # workspace_delete / user_group_delete (prune): only if all else worked
+    DELETE_USERS = "delete_users"  # user_delete (prune_users): last of all
+
+    @property
+    def destructive(self) -> bool:
+        """Phases that run only when every action before them completed."""
+        return self in (Phase.DELETE, Phase.DELETE_USERS)
+
+
+PHASES = tuple(Phase)
+
+
+@dataclass(frozen=True, slots=True)
+class AfterApply:
+    """A user this apply creates: its ID is known only once ``user_add`` answered."""
+
+    username: str
+
+    def to_data(self) -> dict[str, str]:
+        return {"new_user": self.username}
+
+
+UserKey = int | AfterApply
+"""A user an action names: an ID, or a user created earlier in the same apply."""
+
+
+def user_key_data(key: UserKey) -> int | dict[str, str]:
+    return key if isinstance(key, int) else key.to_data()
+
+
+def user_key_from(value: Any) -> UserKey:
+    if isinstance(value, dict) and isinstance(value.get("new_user"), str):
+        return AfterApply(value["new_user"])
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"not a user ID: {value!r:.40}")
+    return value
+
+
+class Unbound(Exception):
+    """An action names a new user whose creation did not succeed: it cannot be sent."""
+
+    def __init__(self, username: str) -> None:
+        super().__init__(f'user "{username}" was not created')
+        self.username = username
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What recording needs of an answer: the IDs a creation returned (in name order)."""
+
+    ids: tuple[int, ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        return {"ids": list(self.ids)}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any] | None) -> Result:
+        ids = (data or {}).get("ids", [])
+        return cls(tuple(int(i) for i in ids))
+
+
+NO_RESULT = Result()
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What a read of the site says about a write that got no answer.
+
+    ``applied`` is the part the site shows as done (with its ``result``, to be recorded);
+    ``remaining`` the part that certainly did not happen (safe to send again); when the site
+    cannot tell, ``cannot_tell`` with the ``reason``, and nothing is sent again.
+    """
+
+    applied: WriteAction | None = None
+    result: Result = NO_RESULT
+    remaining: WriteAction | None = None
+    cannot_tell: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Deletion:
+    """What a destructive action destroys, for the guards and the check when it runs."""
+
+    kind: Literal["workspace", "group", "user"]
+    name: str
+    id: int
+    reason: Literal["prune", "replace"] = "prune"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteAction(ABC):
+    """One API call of a plan. Subclasses are frozen dataclasses of typed fields."""
+
+    method: ClassVar[str]
+    default_phase: ClassVar[Phase]
+
+    depends_on: tuple[str, ...] = field(default=(), compare=False)
+
+    # --- identity and display -----------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def key(self) -> str:
+        """What tells this action apart from the others of its method in one plan."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.method}:{self.key}"
+
+    @property
+    def phase(self) -> Phase:
+        return self.default_phase
+
+    @abstractmethod
+    def summary(self) -> str:
+        """One sentence for people: what this call does."""
+
+    def touches(self) -> Iterable[tuple[str, str]]:
+        """``(kind, name)`` of every object this action changes."""
+        return ()
+
+    def named_users(self) -> Iterable[UserKey]:
+        """Every user this action names."""
+        return ()
+
+    def removals(self) -> int:
+        """Memberships this action removes (the member-removal guard counts them)."""
+        return 0
+
+    def deletion(self) -> Deletion | None:
+        """What this action destroys, if anything."""
+        return None
+
+    # --- plan file ----------------------------------------------------------------------
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The action's typed fields as JSON-able data (IDs, names, settings)."""
+
+    @classmethod
+    @abstractmethod
+    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
+        """The action a plan file describes; raises ``ValueError``/``KeyError`` if malformed."""
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "phase": self.phase.value,
+            "method": self.method,
+            "params": self.params(),
+            "summary": self.summary(),
+            "depends_on": list(self.depends_on),
+        }
+
+    def after(self, *action_ids: str) -> Self:
+        """This action, waiting for ``action_ids`` too."""
+        return replace(self, depends_on=tuple(dict.fromkeys((*self.depends_on, *action_ids))))
+
+    # --- running it ---------------------------------------------------------------------
+
+    def bind(self, new_ids: Mapping[str, int]) -> Self:
+        """This action with every ``AfterApply`` user replaced by the ID the site gave it."""
+        return self
+
+    @abstractmethod
+    async def call(self, client: SiteClient) -> Result:
+        """Send the call; the client raises ``SiteError`` subclasses on failure."""
+
+    @abstractmethod
+    async def settle(self, client: SiteClient) -> Settlement:
+        """Read the site to learn what happened to this call, which got no answer."""
+
+    def settle_from_live(self, live: LiveSite, records: Records) -> tuple[list[str], list[Event]]:
+        """After a crash: what a fresh read says this pending write did.
+
+        Returns sentences on what was learnt and the events that record it. Most writes need
+        nothing here: the next read observes their effect directly, or the next plan sends
+        them again (memberships are sets).
+        """
+        return [], []
+
+    def new_user_ids(self, result: Result) -> dict[str, int]:
+        """Users this action created, by username: later actions of the apply bind to them."""
+        return {}
+
+    @abstractmethod
+    def fold(self, tables: Tables, result: Result) -> None:
+        """Record this action's effect, which the site reported as done. Idempotent."""
+
+    def fold_unknown(self, tables: Tables) -> None:  # noqa: B027 - most kinds need nothing
+        """Record what must be remembered of this action while its outcome is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done(Event):
+    """A write the site reported as done, with its result: the journal's main event."""
+
+    action: WriteAction
+    result: Result = NO_RESULT
+
+    def fold(self, tables: Tables) -> None:
+        self.action.fold(tables, self.result)
+
+
+@dataclass(frozen=True, slots=True)
+class Unsettled(Event):
+    """A write whose outcome is still unknown after a read: remember what must be."""
+
+    action: WriteAction
+
+    def fold(self, tables: Tables) -> None:
+        self.action.fold_unknown(tables)
+
+
+@dataclass(frozen=True, slots=True)
+class Pending(Event):
+    """A write whose outcome is unknown: settled against the next read of the site."""
+
+    action: WriteAction
+
+    def fold(self, tables: Tables) -> None:
+        data = self.action.to_data()
+        if data not in tables.pending:
+            tables.pending.append(data)
+        self.action.fold_unknown(tables)

@@ -1,0 +1,183 @@
+"""``user_group_add`` and ``user_group_delete``.
+
+A group's ID is known only from the ``user_group_add`` answer, or from
+``users_location_access`` at ``/`` on a site that lists groups there. On a site that does not,
+a creation whose answer was lost cannot be checked: the group is recorded as *uncertain* and
+never created twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Self
+
+from reconciler.engine.actions.base import (
+    NO_RESULT,
+    Deletion,
+    Done,
+    Phase,
+    Result,
+    Settlement,
+    Unsettled,
+    UserKey,
+    WriteAction,
+    user_key_data,
+    user_key_from,
+)
+from reconciler.engine.actions.workspaces import bind_users, user_ids
+from reconciler.engine.records import Event, Forgotten, RecordedGroup, Records, Tables
+
+if TYPE_CHECKING:
+    from reconciler.api.client import SiteClient
+    from reconciler.model import LiveSite
+
+
+async def listed_groups(client: SiteClient) -> list[tuple[int, str]]:
+    """``(id, name)`` of every group ``users_location_access /`` reports (maybe none)."""
+    return [(loc.id, loc.name) for loc in await client.users_location_access("/") if loc.is_group]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupCreate(WriteAction):
+    """Create a user group with its members in one call."""
+
+    method = "user_group_add"
+    default_phase = Phase.CREATE_GROUPS
+
+    name: str
+    members: tuple[UserKey, ...]
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    def summary(self) -> str:
+        return f'create user group "{self.name}" with {len(self.members)} member(s)'
+
+    def touches(self) -> Iterable[tuple[str, str]]:
+        return [("group", self.name)]
+
+    def named_users(self) -> Iterable[UserKey]:
+        return self.members
+
+    def params(self) -> dict[str, Any]:
+        return {"name": self.name, "member_ids": [user_key_data(m) for m in self.members]}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
+        return cls(
+            name=str(params["name"]),
+            members=tuple(user_key_from(m) for m in params["member_ids"]),
+            depends_on=depends_on,
+        )
+
+    def bind(self, new_ids: Mapping[str, int]) -> Self:
+        return replace(self, members=bind_users(self.members, new_ids))
+
+    async def call(self, client: SiteClient) -> Result:
+        created = await client.user_group_add(self.name, sorted(user_ids(self.members)))
+        return Result((created.id,))
+
+    async def settle(self, client: SiteClient) -> Settlement:
+        groups = await listed_groups(client)
+        found = [group_id for group_id, name in groups if name == self.name]
+        if found:
+            return Settlement(applied=self, result=Result((max(found),)))
+        if groups:
+            return Settlement(remaining=self)
+        return Settlement(
+            cannot_tell=True,
+            reason="the site does not list user groups, so the tool cannot check whether "
+            f'"{self.name}" was created; it will not create it again',
+        )
+
+    def settle_from_live(self, live: LiveSite, records: Records) -> tuple[list[str], list[Event]]:
+        """After a crash: the one group of this name on the site is ours; on a site that does
+        not list groups, the group stays *uncertain* so that it is never created twice."""
+        record = records.groups.get(self.name)
+        if record is not None and record.id is not None:
+            return [], []
+        found = [group.id for group in live.groups if group.name == self.name]
+        if len(found) == 1:
+            learnt = f'user group "{self.name}" was created by an interrupted apply'
+            return [learnt], [Done(self, Result((found[0],)))]
+        if not live.groups_listed:
+            learnt = f'user group "{self.name}" may have been created by an interrupted apply'
+            return [learnt], [Unsettled(self)]
+        if record is not None and record.uncertain:
+            return [], [Forgotten("group", self.name)]  # the site lists groups: it is not there
+        return [], []
+
+    def fold(self, tables: Tables, result: Result) -> None:
+        if len(result.ids) != 1:
+            return
+        previous = tables.groups.get(self.name)
+        tables.groups[self.name] = RecordedGroup(
+            id=result.ids[0],
+            managed=True,
+            origin="created",
+            members=user_ids(self.members),
+            members_known=True,
+            source=None if previous is None else previous.source,
+        )
+
+    def fold_unknown(self, tables: Tables) -> None:
+        """Remember the attempt, so that no later plan creates the group a second time."""
+        if self.name not in tables.groups:
+            tables.groups[self.name] = RecordedGroup(
+                id=None,
+                managed=True,
+                origin="created",
+                members=user_ids(self.members),
+                members_known=True,
+                uncertain=True,
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupDelete(WriteAction):
+    """Delete a user group the tool manages (prune)."""
+
+    method = "user_group_delete"
+    default_phase = Phase.DELETE
+
+    group_id: int
+    name: str
+
+    @property
+    def key(self) -> str:
+        return str(self.group_id)
+
+    def summary(self) -> str:
+        return f'delete user group "{self.name}"'
+
+    def touches(self) -> Iterable[tuple[str, str]]:
+        return [("group", self.name)]
+
+    def deletion(self) -> Deletion:
+        return Deletion("group", self.name, self.group_id)
+
+    def params(self) -> dict[str, Any]:
+        return {"group_id": self.group_id, "name": self.name}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
+        group_id = params["group_id"]
+        if isinstance(group_id, bool) or not isinstance(group_id, int):
+            raise ValueError(f"not a group ID: {group_id!r:.40}")
+        return cls(group_id=group_id, name=str(params["name"]), depends_on=depends_on)
+
+    async def call(self, client: SiteClient) -> Result:
+        await client.user_group_delete(self.group_id)
+        return NO_RESULT
+
+    async def settle(self, client: SiteClient) -> Settlement:
+        groups = await listed_groups(client)
+        gone = bool(groups) and all(group_id != self.group_id for group_id, _ in groups)
+        return Settlement(applied=self) if gone else Settlement(remaining=self)
+
+    def fold(self, tables: Tables, result: Result) -> None:
+        record = tables.groups.get(self.name)
+        if record is not None and record.id == self.group_id:
+            del tables.groups[self.name]

@@ -1,0 +1,202 @@
+"""Users joining and leaving workspaces and groups: one call per user, naming every target.
+
+Memberships are sets: sending a change again can never duplicate anything, so a change whose
+answer was lost is checked where the site can tell (a workspace's members) and otherwise simply
+sent again. Group members cannot be read back at all; what the tool applied is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+
+from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
+from reconciler.engine.actions.base import (
+    NO_RESULT,
+    AfterApply,
+    Phase,
+    Result,
+    Settlement,
+    UserKey,
+    WriteAction,
+    user_key_data,
+    user_key_from,
+)
+from reconciler.engine.actions.workspaces import bind_users
+from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Tables
+
+if TYPE_CHECKING:
+    from reconciler.api.client import SiteClient
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A workspace or group a membership change names: its ID, and its name for the records."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MembershipChange(WriteAction):
+    """One user joins (``adds``) or leaves several workspaces or groups in one call."""
+
+    kind: ClassVar[Literal["workspace", "group"]]
+    adds: ClassVar[bool]
+
+    user: UserKey
+    user_label: str  # how reports name the user (the username, or #ID)
+    targets: tuple[Target, ...]
+
+    @property
+    def key(self) -> str:
+        return f"new:{self.user.username}" if isinstance(self.user, AfterApply) else str(self.user)
+
+    def summary(self) -> str:
+        verb = "joins" if self.adds else "leaves"
+        names = ", ".join(f'"{t.name}"' for t in self.targets)
+        return f"{self.user_label} {verb} {self.kind} {names}"
+
+    def touches(self) -> Iterable[tuple[str, str]]:
+        return ((self.kind, target.name) for target in self.targets)
+
+    def named_users(self) -> Iterable[UserKey]:
+        return [self.user]
+
+    def removals(self) -> int:
+        return 0 if self.adds else len(self.targets)
+
+    def params(self) -> dict[str, Any]:
+        ids_key = f"{self.kind}_ids"
+        return {
+            "user_id": user_key_data(self.user),
+            "user": self.user_label,
+            ids_key: [target.id for target in self.targets],
+            "names": [target.name for target in self.targets],
+        }
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
+        ids, names = params[f"{cls.kind}_ids"], params["names"]
+        if not ids or len(ids) != len(names):
+            raise ValueError("the target IDs and names do not match")
+        targets = []
+        for target_id, name in zip(ids, names, strict=True):
+            if isinstance(target_id, bool) or not isinstance(target_id, int):
+                raise ValueError(f"not an ID: {target_id!r:.40}")
+            targets.append(Target(target_id, str(name)))
+        user = user_key_from(params["user_id"])
+        return cls(
+            user=user,
+            user_label=str(params.get("user") or user_key_data(user)),
+            targets=tuple(targets),
+            depends_on=depends_on,
+        )
+
+    def bind(self, new_ids: Mapping[str, int]) -> Self:
+        (user,) = bind_users((self.user,), new_ids)
+        return replace(self, user=user)
+
+    def with_targets(self, targets: Iterable[Target]) -> Self | None:
+        chosen = tuple(targets)
+        return replace(self, targets=chosen) if chosen else None
+
+    @property
+    def user_id(self) -> int:
+        if isinstance(self.user, AfterApply):
+            raise ValueError(f'user "{self.user.username}" is not bound to an ID yet')
+        return self.user
+
+    async def settle(self, client: SiteClient) -> Settlement:
+        """Group members cannot be read: the change is simply sent again (it is a set)."""
+        return Settlement(remaining=self)
+
+    def fold(self, tables: Tables, result: Result) -> None:
+        for target in self.targets:
+            self._fold_one(tables, target)
+
+    def _fold_one(self, tables: Tables, target: Target) -> None:
+        raise NotImplementedError
+
+
+class _WorkspaceMembership(MembershipChange):
+    __slots__ = ()
+    kind = "workspace"
+
+    async def settle(self, client: SiteClient) -> Settlement:
+        """Read each workspace's members: done where the user is (or is not) there now."""
+        done: list[Target] = []
+        todo: list[Target] = []
+        for target in self.targets:
+            try:
+                info = await client.workspace_info(target.id)
+            except (PermissionDenied, InvalidRequest, NotFound):
+                todo.append(target)  # cannot look: membership is a set, send again
+                continue
+            member = any(u.id == self.user_id for u in info.users)
+            (done if member == self.adds else todo).append(target)
+        return Settlement(applied=self.with_targets(done), remaining=self.with_targets(todo))
+
+    def _fold_one(self, tables: Tables, target: Target) -> None:
+        record = tables.workspaces.get(target.name)
+        if record is None or record.id != target.id:
+            record = RecordedWorkspace(id=target.id)
+        members = record.members | {self.user_id} if self.adds else record.members - {self.user_id}
+        tables.workspaces[target.name] = replace(record, members=members)
+
+
+class _GroupMembership(MembershipChange):
+    __slots__ = ()
+    kind = "group"
+
+    def _fold_one(self, tables: Tables, target: Target) -> None:
+        record = tables.groups.get(target.name)
+        if record is None or record.id != target.id:
+            record = RecordedGroup(id=target.id)
+        members = record.members | {self.user_id} if self.adds else record.members - {self.user_id}
+        tables.groups[target.name] = replace(record, members=members, uncertain=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkspaceJoin(_WorkspaceMembership):
+    method = "add_to_workspace"
+    default_phase = Phase.WORKSPACE_MEMBERS
+    adds = True
+
+    async def call(self, client: SiteClient) -> Result:
+        await client.add_to_workspace(self.user_id, [t.id for t in self.targets])
+        return NO_RESULT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkspaceLeave(_WorkspaceMembership):
+    method = "remove_from_workspace"
+    default_phase = Phase.WORKSPACE_MEMBERS
+    adds = False
+
+    async def call(self, client: SiteClient) -> Result:
+        await client.remove_from_workspace(self.user_id, [t.id for t in self.targets])
+        return NO_RESULT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupJoin(_GroupMembership):
+    method = "add_to_user_group"
+    default_phase = Phase.ADD_TO_GROUPS
+    adds = True
+
+    async def call(self, client: SiteClient) -> Result:
+        await client.add_to_user_group(self.user_id, [t.id for t in self.targets])
+        return NO_RESULT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupLeave(_GroupMembership):
+    method = "remove_from_user_group"
+    default_phase = Phase.REMOVE_FROM_GROUPS
+    adds = False
+
+    async def call(self, client: SiteClient) -> Result:
+        await client.remove_from_user_group(self.user_id, [t.id for t in self.targets])
+        return NO_RESULT

@@ -1,0 +1,166 @@
+"""Carry out a plan's actions through the client, journaled and crash-safe.
+
+Phases run in the plan's order; the actions of one phase are independent and run
+concurrently (the client's limit bounds them). Each write is journaled before it is sent and
+after it answers. A failed action does not stop the actions that do not depend on it; those
+that do are skipped, and the destructive phases run only if everything before them completed,
+so a half-done apply never destroys what it was about to re-create. Every destructive action
+is checked once more at the moment it runs (``safety.RunCheck``), whatever the plan says.
+
+A write that gets no answer (``OutcomeUnknown``) is never simply sent again: the action reads
+the site first (``WriteAction.settle``), and only a part that certainly did not happen is sent
+again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from reconciler.api.client import SiteClient
+from reconciler.api.errors import NotFound, OutcomeUnknown, SiteError
+from reconciler.engine.actions import (
+    PHASES,
+    Done,
+    Pending,
+    Result,
+    Unbound,
+    WriteAction,
+)
+from reconciler.engine.journal import Journal
+from reconciler.engine.records import Event, Records, reduce
+from reconciler.engine.safety import RunCheck
+
+Status = Literal["done", "failed", "skipped", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    action: WriteAction
+    status: Status
+    detail: str = ""
+
+
+@dataclass
+class ApplyReport:
+    outcomes: list[Outcome] = field(default_factory=list)
+    calls: dict[str, int] = field(default_factory=dict)  # write calls sent, by method
+    seconds: float = 0.0  # the time the work took (not the time spent asking)
+
+    def count(self, status: Status) -> int:
+        return sum(1 for outcome in self.outcomes if outcome.status == status)
+
+    @property
+    def complete(self) -> bool:
+        return all(outcome.status == "done" for outcome in self.outcomes)
+
+
+class Executor:
+    """Runs the actions of one plan against one site; ``events`` are what the records learn."""
+
+    def __init__(
+        self,
+        client: SiteClient,
+        records: Records,
+        journal: Journal,
+        check: RunCheck,
+        on_progress: Callable[[Outcome], None] = lambda outcome: None,
+    ) -> None:
+        self.client = client
+        self.base = records
+        self.journal = journal
+        self.check = check
+        self.on_progress = on_progress
+        self.events: list[Event] = []
+        self.status: dict[str, Status] = {}
+        self.new_ids: dict[str, int] = {}  # users created by this apply, by username
+
+    @property
+    def records(self) -> Records:
+        """The records as they stand now: the base with this apply's events folded in."""
+        return reduce(self.base, self.events)
+
+    async def run(self, actions: Sequence[WriteAction]) -> ApplyReport:
+        started = time.monotonic()
+        before = dict(self.client.stats.calls)
+        report = ApplyReport()
+        for phase in PHASES:
+            batch = [action for action in actions if action.phase == phase]
+            if not batch:
+                continue
+            hold = phase.destructive and not all(o.status == "done" for o in report.outcomes)
+            now = self.records if phase.destructive else self.base
+            report.outcomes += await asyncio.gather(*(self._run(a, hold, now) for a in batch))
+        after = self.client.stats.calls
+        report.calls = {m: n - before.get(m, 0) for m, n in after.items() if n - before.get(m, 0)}
+        report.seconds = time.monotonic() - started
+        return report
+
+    async def _run(self, action: WriteAction, hold: bool, records: Records) -> Outcome:
+        """Run ``action`` unless held (destruction after a failure), blocked or refused."""
+        blocked = [dep for dep in action.depends_on if self.status.get(dep) != "done"]
+        refusal = self.check.refusal(action, records)
+        if hold:
+            outcome = Outcome(action, "skipped", "deletions wait until every other change is done")
+        elif blocked:
+            outcome = Outcome(action, "skipped", f"{blocked[0]} did not complete")
+        elif refusal is not None:
+            outcome = Outcome(action, "skipped", f"refused at the moment it was to run: {refusal}")
+        else:
+            try:
+                bound = action.bind(self.new_ids)
+            except Unbound as exc:
+                outcome = Outcome(action, "skipped", f"{exc}, so this cannot be done")
+            else:
+                outcome = await self._perform(bound)
+        self.status[action.id] = outcome.status
+        self.on_progress(outcome)
+        return outcome
+
+    async def _perform(self, action: WriteAction, attempt: int = 1) -> Outcome:
+        self.journal.write("intent", action)
+        try:
+            result = await action.call(self.client)
+        except OutcomeUnknown:
+            return await self._after_unknown(action, attempt)
+        except NotFound as exc:
+            if action.deletion() is not None:
+                return self._done(action, Result(), "already gone from the site")
+            return self._failed(action, exc)
+        except SiteError as exc:
+            return self._failed(action, exc)
+        return self._done(action, result)
+
+    async def _after_unknown(self, action: WriteAction, attempt: int) -> Outcome:
+        """Look at the site before trying again: never create anything twice."""
+        try:
+            settlement = await action.settle(self.client)
+        except SiteError as exc:
+            return self._unknown(action, f"no answer, and the check that followed failed: {exc}")
+        if settlement.applied is not None:
+            self._done(settlement.applied, settlement.result)
+        if settlement.cannot_tell:
+            return self._unknown(action, settlement.reason)
+        if settlement.remaining is None:
+            return Outcome(action, "done", "no answer came, but the site shows it was applied")
+        if attempt >= 2:
+            return self._unknown(settlement.remaining, "no answer, twice")
+        return await self._perform(settlement.remaining, attempt + 1)
+
+    def _done(self, action: WriteAction, result: Result, detail: str = "") -> Outcome:
+        self.journal.write("done", action, result=result.to_data())
+        self.events.append(Done(action, result))
+        self.new_ids.update(action.new_user_ids(result))
+        return Outcome(action, "done", detail)
+
+    def _failed(self, action: WriteAction, exc: SiteError) -> Outcome:
+        self.journal.write("failed", action, error=exc.message)
+        return Outcome(action, "failed", str(exc))
+
+    def _unknown(self, action: WriteAction, reason: str) -> Outcome:
+        self.journal.write("unknown", action, reason=reason)
+        self.events.append(Pending(action))
+        return Outcome(action, "unknown", reason)

@@ -1,0 +1,92 @@
+"""The engine's handle on one site's records: read them, lock them, journal, save.
+
+Everything the engine records goes through here to the state backend (``reconciler.state``).
+Reading (``read``) never changes anything and needs no lock: a journal left by an interrupted
+apply is folded in memory only. Changing records takes the site's lock (``locked``), folds
+and clears any such journal first, and saves each change explicitly, as a new version with a
+one-line summary, by compare-and-swap: a concurrent writer gets a clear refusal, never a lost
+update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from reconciler.engine.journal import Journal, recover
+from reconciler.engine.records import Records, reduce
+from reconciler.state.backend import Holder, Lease, SaveInfo, SiteRecords
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """Records as read, with what folding an interrupted apply's journal taught."""
+
+    records: Records
+    version: int
+    learnt: tuple[str, ...] = ()
+    journal_found: bool = False  # a journal to clear with the next save
+
+
+def read(store: SiteRecords) -> Reading:
+    """The newest records, with any journal of an interrupted apply folded in (memory only)."""
+    snapshot = store.load()
+    records = Records.from_data(snapshot.data, site=store.site, where=store.location)
+    entries = store.journal_entries()
+    recovered = recover(entries, snapshot.version)
+    learnt = list(recovered.problems)
+    if recovered.events:
+        records = reduce(records, recovered.events)
+        learnt.insert(0, f"folded {recovered.writes} write(s) of an interrupted apply")
+    return Reading(records, snapshot.version, tuple(learnt), bool(entries))
+
+
+@dataclass
+class LockedRecords:
+    """Records under the site's lock: the only way to change them."""
+
+    store: SiteRecords
+    lease: Lease
+    holder: Holder
+    records: Records
+    version: int
+    learnt: list[str] = field(default_factory=list)
+    journal_pending: bool = False  # a journal to clear with the next save
+
+    def save(self, records: Records, summary: str, *, plan: str | None = None) -> None:
+        """Store ``records`` as the next version (clearing a journal already folded in)."""
+        self.version = self.store.save(
+            records.to_data(),
+            expected_version=self.version,
+            info=SaveInfo(self.holder.describe(), summary, plan),
+            lease=self.lease,
+            clear_journal=self.journal_pending,
+        )
+        self.records = records
+        self.journal_pending = False
+
+    def journal(self) -> Journal:
+        """A journal for writes that build on the records as last saved."""
+        self.journal_pending = True
+        return Journal(self.store, self.lease, self.version)
+
+
+@contextmanager
+def locked(
+    store: SiteRecords, holder: Holder, *, wait_seconds: float = 0.0
+) -> Iterator[LockedRecords]:
+    """Hold the site's lock; an interrupted apply's journal is folded in and saved first."""
+    with store.lock(holder, wait_seconds=wait_seconds) as lease:
+        reading = read(store)
+        state = LockedRecords(
+            store, lease, holder, reading.records, reading.version, list(reading.learnt)
+        )
+        if lease.took_over_from is not None:
+            state.learnt.insert(
+                0, f"took the lock over from {lease.took_over_from.describe()}, which has gone"
+            )
+        if reading.journal_found:
+            state.journal_pending = True
+            state.save(reading.records, "folded the journal of an interrupted apply")
+        yield state
