@@ -194,7 +194,7 @@ def test_user_refs_keep_their_text_and_place(tmp_path: Path) -> None:
 def test_policy_is_read_with_defaults_for_what_is_left_out(tmp_path: Path) -> None:
     text = "version: 1\npolicy: {prune: true, max_delete_fraction: 1, protect: ['Arch*']}\n"
     policy = _desired(tmp_path, text).policy
-    assert policy == Policy(True, 1.0, 0.25, ("Arch*",))
+    assert policy == Policy(prune=True, max_delete_fraction=1.0, protect=("Arch*",))
     assert isinstance(policy.max_delete_fraction, float)
 
 
@@ -242,11 +242,13 @@ def test_a_directory_is_merged_in_sorted_order(tmp_path: Path) -> None:
     )
     _write(tmp_path / "site" / "old", {"x.yaml": "version: ["})
     result = load_manifest([tmp_path / "site"])
-    assert result.findings == []
+    base = str(tmp_path / "site")
+    assert [(f.severity, f.source.file) for f in result.findings] == [
+        ("warning", f"{base}/.draft.yaml")  # skipped, but not without a word
+    ]
     assert result.desired is not None
     assert [w.name for w in result.desired.workspaces] == ["Finance", "Payments", "Data Platform"]
     assert [g.name for g in result.desired.groups] == ["Payments", "Data Platform"]
-    base = str(tmp_path / "site")
     assert result.desired.files == (
         f"{base}/a-base.yaml",
         f"{base}/b-payments.yml",

@@ -2,7 +2,8 @@
 
 The stages, each its own module, run in this order and never stop at the first problem::
 
-    discover  the files named by the paths (directories: *.yaml/*.yml, sorted, not recursive)
+    discover  the files named by the paths (directories: *.yaml/*.yml in any case, sorted,
+              not recursive; a broken link is an error, a hidden YAML file a warning)
     source    each file safely read and parsed, values indexed to their line and column
     schema    each document against schemas/site.schema.json
     merge     the documents joined (lists concatenate; site/defaults/policy at most once)
