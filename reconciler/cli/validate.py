@@ -7,7 +7,7 @@ import click
 from reconciler.cli import cli
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.manifest import load_manifest
-from reconciler.manifest.report import OutputFormat, render_report
+from reconciler.render.validation import OutputFormat, render_report
 
 HELP = """Check a site manifest and report every problem at once.
 

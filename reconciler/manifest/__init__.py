@@ -37,7 +37,6 @@ class ManifestResult:
 
     desired: DesiredSite | None
     findings: list[Finding]
-    files: tuple[str, ...] = ()  # the files read, in merge order
 
     @property
     def ok(self) -> bool:
@@ -59,7 +58,7 @@ def load_manifest(paths: Sequence[str | Path]) -> ManifestResult:
     findings += check_rules(merged)
     findings = _in_file_order(findings, [file.name for file in files])
     desired = None if has_errors(findings) or not files else normalise(merged)
-    return ManifestResult(desired, findings, tuple(file.name for file in files))
+    return ManifestResult(desired, findings)
 
 
 def _in_file_order(findings: list[Finding], files: list[str]) -> list[Finding]:
