@@ -1,8 +1,9 @@
 """The site API's rules that a schema cannot express, checked on the joined manifest.
 
 Each rule exists because breaking it makes a plan fail or never converge: two names the site
-treats as one, a permission set the site would silently change (batch flags force their base
-flag on), an override the API rejects. Values with a schema error are skipped (see
+treats as one, a name the site would strip or that hides invisible characters, a permission
+set the site would silently change (batch flags force their base flag on), an override the API
+rejects. Values with a schema error are skipped (see
 ``Entry.usable``): the schema finding already covers them, and a second finding about the
 same mistake would only confuse.
 """
@@ -15,6 +16,11 @@ from collections.abc import Callable, Iterator
 from reconciler.api.spec import IMPLIED_BY, workspace_path
 from reconciler.findings import Finding, place
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl
+from reconciler.manifest.names import (
+    group_name_problem,
+    reference_problem,
+    workspace_name_problem,
+)
 from reconciler.manifest.source import child
 
 
@@ -27,6 +33,28 @@ def check_rules(manifest: MergedManifest) -> list[Finding]:
 
 
 # --- names --------------------------------------------------------------------------------
+
+NAME_HINT = (
+    "write the name as the site will store it: 1-40 visible characters, no comma, no "
+    "whitespace at either end, no control or invisible characters"
+)
+
+
+def _name_texts(manifest: MergedManifest) -> Iterator[Finding]:
+    """Each name the site would refuse, strip or mistake for another, once per entry."""
+    kinds = (
+        (manifest.workspaces, "workspace", workspace_name_problem),
+        (manifest.groups, "group", group_name_problem),
+        (manifest.teams, "team", workspace_name_problem),  # a team's name is a workspace's too
+    )
+    for entries, kind, problem_of in kinds:
+        for entry in entries:
+            name = entry.get("name", str)
+            problem = None if name is None else problem_of(name)
+            if problem is not None:
+                yield Finding.error(
+                    f"the {kind} name {name!r} {problem}", entry.source("name"), NAME_HINT
+                )
 
 
 def _workspace_names(manifest: MergedManifest) -> Iterator[Finding]:
@@ -154,7 +182,15 @@ def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
                     entry.source(path),
                     f"write the ID as plain digits, or in quotes: '{odd}'",
                 )
-            text = str(ref).strip().casefold()
+            problem = reference_problem(ref) if isinstance(ref, str) else None
+            if problem is not None:
+                yield Finding.error(
+                    f"the user reference {ref!r} {problem}",
+                    entry.source(path),
+                    "write the username, e-mail address or ID exactly, with nothing around it",
+                )
+                continue
+            text = str(ref).casefold()
             first = first_index.setdefault(text, index)
             if first != index:
                 yield Finding.warning(
@@ -205,6 +241,7 @@ def _unclosed_bracket(pattern: str) -> int | None:
 
 
 _RULES: tuple[Callable[[MergedManifest], Iterator[Finding]], ...] = (
+    _name_texts,
     _workspace_names,
     _group_names,
     _overrides,
