@@ -17,8 +17,8 @@ any case (beta.YAML too), are read in sorted name order and merged; its
 subdirectories are not. A hidden YAML file (an editor's backup such
 as .#site.yaml) is skipped with a warning that names it; a broken link or
 an unreadable file is an error, never skipped. Several PATHs are merged the
-same way: the workspaces, groups and teams lists are joined, while version,
-site, defaults and policy may each be written in only one file.
+same way: the users, workspaces, groups and teams lists are joined, while
+version, site, defaults and policy may each be written in only one file.
 
 Nothing is sent to the site. Whether each user reference names a real user
 is checked later, against the site's users, when a plan is made.

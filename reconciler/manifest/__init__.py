@@ -7,7 +7,7 @@ The stages, each its own module, run in this order and never stop at the first p
     source    each file safely read and parsed, values indexed to their line and column
     schema    each document against schemas/site.schema.json
     merge     the documents joined (lists concatenate; site/defaults/policy at most once)
-    rules     the API's rules across the joined manifest (names, overrides, references)
+    rules     the API's rules across the joined manifest (names, users, overrides, references)
     normalise defaults and teams expanded into a DesiredSite, only when there is no error
 
 ``load_manifest`` is the one entry point; the CLI and the engine call nothing else here.
