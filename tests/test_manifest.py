@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from reconciler.api.spec import MAX_WORKSPACE_NAME_LENGTH, NOTIFICATION_KEYS, PERMISSION_KEYS
 from reconciler.manifest import ManifestResult, load_manifest
 from reconciler.manifest.schema import site_schema
-from reconciler.model import DesiredSite, DesiredWorkspace, Policy, Source
+from reconciler.model import DEFAULT_MAX_DELETES, DesiredSite, DesiredWorkspace, Policy, Source
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "site.yaml"
@@ -194,8 +194,40 @@ def test_user_refs_keep_their_text_and_place(tmp_path: Path) -> None:
 def test_policy_is_read_with_defaults_for_what_is_left_out(tmp_path: Path) -> None:
     text = "version: 1\npolicy: {prune: true, max_delete_fraction: 1, protect: ['Arch*']}\n"
     policy = _desired(tmp_path, text).policy
-    assert policy == Policy(True, 1.0, 0.25, ("Arch*",))
+    assert policy == Policy(prune=True, max_delete_fraction=1.0, protect=("Arch*",))
     assert isinstance(policy.max_delete_fraction, float)
+    assert (policy.max_deletes, policy.min_admins) == (DEFAULT_MAX_DELETES, 1)
+    assert (policy.prune_users, policy.protect_users) == (False, ())
+
+
+def test_the_user_policy_keys_are_read(tmp_path: Path) -> None:
+    text = """\
+version: 1
+policy:
+  max_deletes: 0
+  prune_users: true
+  protect_users: ["admin*", "svc-?"]
+  min_admins: 2
+  max_user_removal_fraction: 0
+"""
+    policy = _desired(tmp_path, text).policy
+    assert policy == Policy(
+        max_deletes=0,
+        prune_users=True,
+        protect_users=("admin*", "svc-?"),
+        min_admins=2,
+        max_user_removal_fraction=0.0,
+    )
+    assert isinstance(policy.max_user_removal_fraction, float)
+
+
+def test_the_schema_defaults_are_the_model_defaults() -> None:
+    """Editors show the schema's defaults; the tool applies the model's: they must agree."""
+    keys = site_schema()["properties"]["policy"]["properties"]
+    fallback = Policy()
+    for key, prop in keys.items():
+        expected = getattr(fallback, key)
+        assert prop["default"] == (list(expected) if isinstance(expected, tuple) else expected)
 
 
 def test_anchors_aliases_and_merge_keys_are_allowed(tmp_path: Path) -> None:
@@ -242,11 +274,13 @@ def test_a_directory_is_merged_in_sorted_order(tmp_path: Path) -> None:
     )
     _write(tmp_path / "site" / "old", {"x.yaml": "version: ["})
     result = load_manifest([tmp_path / "site"])
-    assert result.findings == []
+    base = str(tmp_path / "site")
+    assert [(f.severity, f.source.file) for f in result.findings] == [
+        ("warning", f"{base}/.draft.yaml")  # skipped, but not without a word
+    ]
     assert result.desired is not None
     assert [w.name for w in result.desired.workspaces] == ["Finance", "Payments", "Data Platform"]
     assert [g.name for g in result.desired.groups] == ["Payments", "Data Platform"]
-    base = str(tmp_path / "site")
     assert result.desired.files == (
         f"{base}/a-base.yaml",
         f"{base}/b-payments.yml",

@@ -126,3 +126,41 @@ def test_the_installed_console_script_validates_the_example() -> None:
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == "examples/site.yaml: valid (8 workspaces, 6 groups)\n"
     assert completed.stderr == ""
+
+
+def test_show_prints_declared_users_state_and_the_whole_policy(tmp_path: Path) -> None:
+    manifest = tmp_path / "site.yaml"
+    manifest.write_text(
+        "version: 1\nsite: {state: postgresql://reconciler@db/site}\n"
+        "users:\n  - {username: alice, email: alice@acme.example, phone: '0041791234567'}\n"
+        "workspaces:\n  - {name: Finance, users: [alice]}\n"
+        "policy: {prune_users: true, protect_users: [admin*], min_admins: 2}\n",
+        encoding="utf-8",
+    )
+    result = _validate(str(manifest), "--show")
+    assert result.exit_code == 0, result.output
+    *model, summary = result.output.splitlines()
+    assert summary == f"{manifest}: valid (1 workspace, 0 groups, 1 user)"
+    shown = yaml.safe_load("\n".join(model))
+    assert shown["state"] == "postgresql://reconciler@db/site"
+    (alice,) = shown["users"]
+    assert alice["phone"] == "0041791234567" and alice["active"] is True
+    assert alice["declared_at"] == f"{manifest}:4:5 (users[0])"
+    assert shown["policy"]["protect_users"] == ["admin*"]
+    assert (shown["policy"]["max_deletes"], shown["policy"]["min_admins"]) == (10, 2)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "bad-password.yaml",
+        "bad-site-credentials.yaml",
+        "bad-state-query-password.yaml",
+        "bad-site-not-a-mapping.yaml",
+    ],
+)
+@pytest.mark.parametrize("options", [[], ["--format", "json"], ["--show", "--format", "json"]])
+def test_no_output_repeats_a_password(case: str, options: list[str]) -> None:
+    result = _validate(str(CASES / case), *options)
+    assert result.exit_code == 1  # the messages themselves are checked by test_manifest_cases
+    assert "hunter2" not in result.output

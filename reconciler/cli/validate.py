@@ -7,16 +7,18 @@ import click
 from reconciler.cli import cli
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.manifest import load_manifest
-from reconciler.manifest.report import OutputFormat, render_report
+from reconciler.render.validation import OutputFormat, render_report
 
 HELP = """Check a site manifest and report every problem at once.
 
 \b
-PATH is a manifest file, or a directory: its *.yaml and *.yml files are
-read in sorted name order and merged (subdirectories and hidden files are
-not read). Several PATHs are merged the same way: the workspaces, groups
-and teams lists are joined, while version, site, defaults and policy may
-each be written in only one file.
+PATH is a manifest file, or a directory: its *.yaml and *.yml files, in
+any case (beta.YAML too), are read in sorted name order and merged; its
+subdirectories are not. A hidden YAML file (an editor's backup such
+as .#site.yaml) is skipped with a warning that names it; a broken link or
+an unreadable file is an error, never skipped. Several PATHs are merged the
+same way: the users, workspaces, groups and teams lists are joined, while
+version, site, defaults and policy may each be written in only one file.
 
 Nothing is sent to the site. Whether each user reference names a real user
 is checked later, against the site's users, when a plan is made.

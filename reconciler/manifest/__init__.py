@@ -2,11 +2,12 @@
 
 The stages, each its own module, run in this order and never stop at the first problem::
 
-    discover  the files named by the paths (directories: *.yaml/*.yml, sorted, not recursive)
+    discover  the files named by the paths (directories: *.yaml/*.yml in any case, sorted,
+              not recursive; a broken link is an error, a hidden YAML file a warning)
     source    each file safely read and parsed, values indexed to their line and column
     schema    each document against schemas/site.schema.json
     merge     the documents joined (lists concatenate; site/defaults/policy at most once)
-    rules     the API's rules across the joined manifest (names, overrides, references)
+    rules     the API's rules across the joined manifest (names, users, overrides, references)
     normalise defaults and teams expanded into a DesiredSite, only when there is no error
 
 ``load_manifest`` is the one entry point; the CLI and the engine call nothing else here.
@@ -36,7 +37,6 @@ class ManifestResult:
 
     desired: DesiredSite | None
     findings: list[Finding]
-    files: tuple[str, ...] = ()  # the files read, in merge order
 
     @property
     def ok(self) -> bool:
@@ -58,7 +58,7 @@ def load_manifest(paths: Sequence[str | Path]) -> ManifestResult:
     findings += check_rules(merged)
     findings = _in_file_order(findings, [file.name for file in files])
     desired = None if has_errors(findings) or not files else normalise(merged)
-    return ManifestResult(desired, findings, tuple(file.name for file in files))
+    return ManifestResult(desired, findings)
 
 
 def _in_file_order(findings: list[Finding], files: list[str]) -> list[Finding]:

@@ -1,8 +1,8 @@
 """Join the documents of a manifest, keeping each entry tied to the file it came from.
 
-A directory lets each team own a file, so ``workspaces``, ``groups`` and ``teams`` lists are
-joined in file order, while ``site``, ``defaults`` and ``policy`` describe the whole site and
-may be written only once (a second one would silently win or lose otherwise). Entries keep
+A directory lets each team own a file, so ``users``, ``workspaces``, ``groups`` and ``teams``
+lists are joined in file order, while ``site``, ``defaults`` and ``policy`` describe the whole
+site and may be written only once (a second one would silently win or lose otherwise). Entries keep
 their document and their path inside it, because a message must name the file and the path
 the user can find (``teams[0]`` of ``payments.yaml``), not an index in the joined list.
 """
@@ -19,7 +19,7 @@ from reconciler.model import Source
 
 T = TypeVar("T")
 
-LIST_SECTIONS = ("workspaces", "groups", "teams")
+LIST_SECTIONS = ("users", "workspaces", "groups", "teams")
 SINGLE_SECTIONS = ("site", "defaults", "policy")
 
 
@@ -99,6 +99,7 @@ class MergedManifest:
     """Every document of the manifest, joined."""
 
     files: tuple[str, ...]
+    users: list[Entry] = field(default_factory=list)
     workspaces: list[Entry] = field(default_factory=list)
     groups: list[Entry] = field(default_factory=list)
     teams: list[Entry] = field(default_factory=list)
@@ -142,9 +143,8 @@ def merge(documents: Sequence[Document], *, all_read: bool) -> tuple[MergedManif
     findings: list[Finding] = []
     given: dict[str, Source] = {}  # where each single section was first written
     for document in documents:
-        merged.workspaces += _list_entries(document, "workspaces")
-        merged.groups += _list_entries(document, "groups")
-        merged.teams += _list_entries(document, "teams")
+        for section in LIST_SECTIONS:
+            getattr(merged, section).extend(_list_entries(document, section))
         findings += _take_sections(merged, document, given)
     if documents and all_read and not any("version" in doc.data for doc in documents):
         findings.append(

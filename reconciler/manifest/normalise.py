@@ -3,7 +3,8 @@
 All the manifest's shorthands end here: defaults are merged into every workspace, each team
 becomes a workspace and a group, override blocks become ``frozenset``\\s of the flags that are
 on (permissions with the flags the site forces on, so desired and live compare as equals),
-and policy gaps get their defaults. Runs only when no error was found, so it may trust the
+phone numbers written as YAML numbers become the digits written, and policy and user gaps get
+their defaults. Runs only when no error was found, so it may trust the
 shape of every value.
 """
 
@@ -16,6 +17,7 @@ from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, Workspac
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
+    DesiredUser,
     DesiredWorkspace,
     Overrides,
     Policy,
@@ -33,6 +35,8 @@ def normalise(manifest: MergedManifest) -> DesiredSite:
         policy=_policy(manifest.sections.get("policy")),
         site_url=site.value.get("url") if site else None,
         files=manifest.files,
+        users=tuple(_user(entry) for entry in manifest.users),
+        state=site.value.get("state") if site else None,
     )
 
 
@@ -57,6 +61,28 @@ def _group(decl: GroupDecl) -> DesiredGroup:
         source=decl.entry.source(),
         team=decl.team,
     )
+
+
+def _user(entry: Entry) -> DesiredUser:
+    given = entry.value
+    fallback = DesiredUser("", "", entry.source())
+    return DesiredUser(
+        username=given["username"],
+        email=given["email"],
+        source=entry.source(),
+        first_name=given.get("first_name", fallback.first_name),
+        last_name=given.get("last_name", fallback.last_name),
+        organization=given.get("organization", fallback.organization),
+        phone=_digits(given.get("phone")),
+        phone_ext=_digits(given.get("phone_ext")),
+        admin=given.get("admin", fallback.admin),
+        active=given.get("active", fallback.active),
+    )
+
+
+def _digits(phone: str | int | None) -> str | None:
+    """A phone number as text; a YAML number was checked to read exactly as written."""
+    return None if phone is None else str(phone)
 
 
 def _flags_on(block: dict[str, bool] | None) -> Overrides:
@@ -84,4 +110,11 @@ def _policy(entry: Entry | None) -> Policy:
             given.get("max_member_removal_fraction", fallback.max_member_removal_fraction)
         ),
         protect=tuple(given.get("protect", fallback.protect)),
+        max_deletes=int(given.get("max_deletes", fallback.max_deletes)),
+        prune_users=given.get("prune_users", fallback.prune_users),
+        protect_users=tuple(given.get("protect_users", fallback.protect_users)),
+        min_admins=int(given.get("min_admins", fallback.min_admins)),
+        max_user_removal_fraction=float(
+            given.get("max_user_removal_fraction", fallback.max_user_removal_fraction)
+        ),
     )

@@ -1,8 +1,9 @@
 """The site API's rules that a schema cannot express, checked on the joined manifest.
 
 Each rule exists because breaking it makes a plan fail or never converge: two names the site
-treats as one, a permission set the site would silently change (batch flags force their base
-flag on), an override the API rejects. Values with a schema error are skipped (see
+treats as one, a name the site would strip or that hides invisible characters, a permission
+set the site would silently change (batch flags force their base flag on), an override the API
+rejects, two users with one login. Values with a schema error are skipped (see
 ``Entry.usable``): the schema finding already covers them, and a second finding about the
 same mistake would only confuse.
 """
@@ -14,8 +15,16 @@ from collections.abc import Callable, Iterator
 
 from reconciler.api.spec import IMPLIED_BY, workspace_path
 from reconciler.findings import Finding, place
+from reconciler.manifest.credentials import holds_password, masked
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl
+from reconciler.manifest.names import (
+    group_name_problem,
+    reference_problem,
+    text_problem,
+    workspace_name_problem,
+)
 from reconciler.manifest.source import child
+from reconciler.manifest.users import check_users
 
 
 def check_rules(manifest: MergedManifest) -> list[Finding]:
@@ -27,6 +36,28 @@ def check_rules(manifest: MergedManifest) -> list[Finding]:
 
 
 # --- names --------------------------------------------------------------------------------
+
+NAME_HINT = (
+    "write the name as the site will store it: 1-40 visible characters, no comma, no "
+    "whitespace at either end, no control or invisible characters"
+)
+
+
+def _name_texts(manifest: MergedManifest) -> Iterator[Finding]:
+    """Each name the site would refuse, strip or mistake for another, once per entry."""
+    kinds = (
+        (manifest.workspaces, "workspace", workspace_name_problem),
+        (manifest.groups, "group", group_name_problem),
+        (manifest.teams, "team", workspace_name_problem),  # a team's name is a workspace's too
+    )
+    for entries, kind, problem_of in kinds:
+        for entry in entries:
+            name = entry.get("name", str)
+            problem = None if name is None else problem_of(name)
+            if problem is not None:
+                yield Finding.error(
+                    f"the {kind} name {name!r} {problem}", entry.source("name"), NAME_HINT
+                )
 
 
 def _workspace_names(manifest: MergedManifest) -> Iterator[Finding]:
@@ -154,7 +185,15 @@ def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
                     entry.source(path),
                     f"write the ID as plain digits, or in quotes: '{odd}'",
                 )
-            text = str(ref).strip().casefold()
+            problem = reference_problem(ref) if isinstance(ref, str) else None
+            if problem is not None:
+                yield Finding.error(
+                    f"the user reference {ref!r} {problem}",
+                    entry.source(path),
+                    "write the username, e-mail address or ID exactly, with nothing around it",
+                )
+                continue
+            text = str(ref).casefold()
             first = first_index.setdefault(text, index)
             if first != index:
                 yield Finding.warning(
@@ -164,6 +203,52 @@ def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
                 )
 
 
+# --- site ---------------------------------------------------------------------------------
+
+STATE_URL_SCHEME = "postgresql://"
+
+
+def _site(manifest: MergedManifest) -> Iterator[Finding]:
+    """No credentials in a committed file; ``state`` is a PostgreSQL URL or a path."""
+    site = manifest.sections.get("site")
+    if site is None:
+        return
+    url = site.get("url", str)
+    if url is not None and holds_password(url):
+        yield Finding.error(
+            f"`url` {masked(url)!r} holds a password",
+            site.source("url"),
+            "give only the site's address: the API key and secret go in SITE_API_KEY and "
+            "SITE_API_SECRET or a --credentials file",
+        )
+    state = site.get("state", str)
+    if state is None:
+        return
+    problem = _state_problem(state)
+    if problem is not None:
+        what, hint = problem
+        yield Finding.error(f"`state` {masked(state)!r} {what}", site.source("state"), hint)
+
+
+def _state_problem(state: str) -> tuple[str, str] | None:
+    """(what, what to do) when ``state`` cannot name where the records live."""
+    if holds_password(state):
+        return (
+            "holds a password, and this file is committed",
+            "remove the password from the URL, and change it if the file was shared: "
+            "PostgreSQL reads it from PGPASSWORD, ~/.pgpass or a service file",
+        )
+    if "://" in state and not state.startswith(STATE_URL_SCHEME):
+        return (
+            f"is neither a {STATE_URL_SCHEME} URL nor a path",
+            f"write a PostgreSQL URL ({STATE_URL_SCHEME}user@host/database) or a directory path",
+        )
+    problem = text_problem(state)
+    if problem is not None:
+        return problem, "write the URL or path exactly, with nothing around it"
+    return None
+
+
 # --- policy -------------------------------------------------------------------------------
 
 
@@ -171,19 +256,20 @@ def _policy(manifest: MergedManifest) -> Iterator[Finding]:
     policy = manifest.sections.get("policy")
     if policy is None:
         return
-    for key in ("max_delete_fraction", "max_member_removal_fraction"):
+    for key in ("max_delete_fraction", "max_member_removal_fraction", "max_user_removal_fraction"):
         value = policy.get(key, float)
         if value is not None and math.isnan(value):
             yield Finding.error(
                 f"`{key}` is not a number", policy.source(key), "write a share from 0 to 1"
             )
-    for index, pattern in policy.items("protect"):
-        if isinstance(pattern, str) and _unclosed_bracket(pattern) is not None:
-            yield Finding.error(
-                f"the protect pattern {pattern!r} has a `[` without its `]`",
-                policy.source(f"protect[{index}]"),
-                "close the bracket, or write `[[]` for a literal `[`",
-            )
+    for key in ("protect", "protect_users"):
+        for index, pattern in policy.items(key):
+            if isinstance(pattern, str) and _unclosed_bracket(pattern) is not None:
+                yield Finding.error(
+                    f"the {key} pattern {pattern!r} has a `[` without its `]`",
+                    policy.source(f"{key}[{index}]"),
+                    "close the bracket, or write `[[]` for a literal `[`",
+                )
 
 
 def _unclosed_bracket(pattern: str) -> int | None:
@@ -205,6 +291,9 @@ def _unclosed_bracket(pattern: str) -> int | None:
 
 
 _RULES: tuple[Callable[[MergedManifest], Iterator[Finding]], ...] = (
+    _site,
+    check_users,
+    _name_texts,
     _workspace_names,
     _group_names,
     _overrides,

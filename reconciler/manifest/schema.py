@@ -19,6 +19,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 
 from reconciler.findings import Finding
+from reconciler.manifest.credentials import masked
 from reconciler.manifest.source import Document, child, format_path
 
 SCHEMA_FILE = "site.schema.json"
@@ -48,6 +49,11 @@ _PATTERN_SENTENCES = {
     "^https?://[^\\s/?#]+[^\\s]*$": (
         "is not an http(s) address",
         "write the site's address, e.g. https://acme.example.net",
+    ),
+    "^[0-9]+$": (
+        "is not digits only",
+        "write only digits, in quotes, without spaces, dashes or + (+41 79 123 45 67 is "
+        "'0041791234567')",
     ),
 }
 
@@ -134,7 +140,8 @@ def _describe(value: Any) -> str:
     if isinstance(value, (int, float)):
         return f"the number {value}"
     if isinstance(value, str):
-        shown = value if len(value) <= 50 else value[:47] + "..."
+        shown = masked(value)  # before cutting it short, which could hide a password's end
+        shown = shown if len(shown) <= 50 else shown[:47] + "..."
         return f"the text {shown!r}"
     return "a list" if isinstance(value, list) else "a mapping"
 
@@ -195,7 +202,7 @@ def _pattern(error: ValidationError) -> Iterator[Problem]:
     problem, hint = _PATTERN_SENTENCES.get(
         str(error.validator_value), (f"does not match the pattern {error.validator_value}", "")
     )
-    yield (path, f"{_subject(error)} {error.instance!r} {problem}", hint)
+    yield (path, f"{_subject(error)} {masked(error.instance)!r} {problem}", hint)
 
 
 def _range(error: ValidationError) -> Iterator[Problem]:
@@ -204,7 +211,10 @@ def _range(error: ValidationError) -> Iterator[Problem]:
     message = f"{_subject(error)} must be {bound} {error.validator_value}, not {error.instance}"
 
     low, high = error.schema.get("minimum"), error.schema.get("maximum")
-    hint = f"write a number from {low} to {high}" if None not in (low, high) else ""
+    if low is not None and high is not None:
+        hint = f"write a number from {low} to {high}"
+    else:
+        hint = f"write a number of {bound} {error.validator_value}"
     yield (path, message, hint)
 
 

@@ -4,7 +4,8 @@ Every later check reports ``file:line:column`` and a path such as ``workspaces[3
 PyYAML's loaders throw positions away, so values are built here from the node tree and each
 path is indexed to the line and column of its key (or list item). Building values ourselves
 also makes the loader strict where PyYAML is lenient: a key given twice is an error rather
-than a silent overwrite, and a tag that is not plain data is refused rather than constructed.
+than a silent overwrite, a tag that is not plain data is refused rather than constructed, and
+a password key is refused wherever it is written, its value dropped on the spot.
 
 Input is treated as hostile: a size limit, strict UTF-8, no FIFOs, and the nesting and alias
 limits of ``compose``. Every problem becomes a ``Finding``; nothing here raises.
@@ -24,6 +25,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reconciler.findings import Finding
 from reconciler.manifest.compose import OFFSETS_IN_BYTES, ComposeError, compose
+from reconciler.manifest.credentials import is_password_key
 from reconciler.model import Source
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -166,8 +168,22 @@ class _Builder:
                 )
             first_seen[key] = key_node
             self.positions[key_path] = _position(key_node)
+            if is_password_key(key):
+                self.refuse_password(key, key_node, key_path)
+                result[key] = None  # the password itself is never kept
+                continue
             result[key] = self.build(value_node, key_path)
         return result
+
+    def refuse_password(self, key: str, node: Node, path: str) -> None:
+        self.refuse(
+            f"`{key}` is not allowed: site-reconciler never reads, sends or stores a password",
+            node,
+            path,
+            "remove it, and change that password if this file was shared. Without one the "
+            "site e-mails a new user their login; PostgreSQL reads PGPASSWORD, ~/.pgpass or "
+            "a service file",
+        )
 
     def merge_sources(self, node: MappingNode, path: str) -> list[MappingNode]:
         sources: list[MappingNode] = []

@@ -4,7 +4,8 @@
 the ``desired`` object of JSON output both come from it, so the two never disagree. It is
 written for people reading what their defaults and teams expanded into: user references as
 the text written, overrides as sorted flag lists (or null for no override), the team a
-workspace or group came from, and where each was declared.
+workspace or group came from, every declared user with its defaults filled in, the whole
+policy, and where each was declared.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import yaml
 
 from reconciler.findings import count, plural, render_text, tally
 from reconciler.manifest import ManifestResult
-from reconciler.model import DesiredGroup, DesiredSite, DesiredWorkspace, Overrides
+from reconciler.model import DesiredGroup, DesiredSite, DesiredUser, DesiredWorkspace, Overrides
 
 OutputFormat = Literal["text", "json"]
 
@@ -61,19 +62,41 @@ def _group_data(group: DesiredGroup) -> dict[str, Any]:
     return data
 
 
+def _user_data(user: DesiredUser) -> dict[str, Any]:
+    return {
+        "username": user.username,
+        "email": user.email,
+        "first_name": user.first_name,
+        "last_name": user.last_name,
+        "organization": user.organization,
+        "phone": user.phone,
+        "phone_ext": user.phone_ext,
+        "admin": user.admin,
+        "active": user.active,
+        "declared_at": str(user.source),
+    }
+
+
 def desired_data(desired: DesiredSite) -> dict[str, Any]:
     """The desired site as plain data (JSON- and YAML-ready)."""
     policy = desired.policy
     return {
         "files": _Inline(desired.files),
         "site_url": desired.site_url,
+        "state": desired.state,
+        "users": [_user_data(user) for user in desired.users],
         "workspaces": [_workspace_data(workspace) for workspace in desired.workspaces],
         "groups": [_group_data(group) for group in desired.groups],
         "policy": {
             "prune": policy.prune,
             "max_delete_fraction": policy.max_delete_fraction,
             "max_member_removal_fraction": policy.max_member_removal_fraction,
+            "max_deletes": policy.max_deletes,
             "protect": _Inline(policy.protect),
+            "prune_users": policy.prune_users,
+            "protect_users": _Inline(policy.protect_users),
+            "min_admins": policy.min_admins,
+            "max_user_removal_fraction": policy.max_user_removal_fraction,
         },
     }
 
@@ -90,13 +113,15 @@ def show_yaml(desired: DesiredSite) -> str:
 
 
 def summary(result: ManifestResult, label: str) -> str:
-    """``site.yaml: valid (8 workspaces, 6 groups) with 1 warning`` or ``...: invalid (...)``."""
+    """``site.yaml: valid (8 workspaces, 6 groups) with 1 warning`` or ``...: invalid (...)``;
+    users are counted only when the manifest declares some."""
     if result.desired is None:
         return f"{label}: invalid ({tally(result.findings)})"
-    sizes = (
-        f"{plural(len(result.desired.workspaces), 'workspace')}, "
-        f"{plural(len(result.desired.groups), 'group')}"
-    )
+    desired = result.desired
+    counted = [plural(len(desired.workspaces), "workspace"), plural(len(desired.groups), "group")]
+    if desired.users:
+        counted.append(plural(len(desired.users), "user"))
+    sizes = ", ".join(counted)
     warnings = count(result.findings, "warning")
     return f"{label}: valid ({sizes})" + (
         f" with {plural(warnings, 'warning')}" if warnings else ""

@@ -1,0 +1,87 @@
+"""The rules of the ``users:`` section, checked on the joined manifest.
+
+A declared user is created once and never updated (the API has no method for it), so what
+``user_add`` would refuse or store differently must be caught before the first apply: a
+username outside the documented character set, a padded name the site would strip, a phone
+number YAML turned into another number. Two declarations of one login, by username or by
+e-mail address (case does not count, as the site compares them), would make one of them
+silently win. Passwords are refused by the loader wherever they are written (``source``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from reconciler.findings import Finding, place
+from reconciler.manifest.merge import Entry, MergedManifest
+from reconciler.manifest.names import email_problem, text_problem, username_problem
+from reconciler.manifest.source import child
+
+_UNIQUE: tuple[tuple[str, str, Callable[[str], str | None]], ...] = (
+    ("username", "username", username_problem),
+    ("email", "e-mail address", email_problem),
+)
+_TEXTS = ("first_name", "last_name", "organization")
+_PHONES = ("phone", "phone_ext")
+
+
+def check_users(manifest: MergedManifest) -> Iterator[Finding]:
+    """Findings for every declared user, in declaration order."""
+    first: dict[str, dict[str, Entry]] = {key: {} for key, _, _ in _UNIQUE}
+    for entry in manifest.users:
+        for key, label, problem_of in _UNIQUE:
+            value = entry.get(key, str)
+            if value is None:
+                continue
+            problem = problem_of(value)
+            if problem is not None:
+                yield Finding.error(
+                    f"the {label} {value!r} {problem}",
+                    entry.source(key),
+                    f"write the {label} as the site will store it",
+                )
+                continue
+            earlier = first[key].setdefault(value.casefold(), entry)
+            if earlier is not entry:
+                yield _declared_twice(entry, earlier, key, label)
+        yield from _texts(entry)
+        yield from _phones(entry)
+
+
+def _declared_twice(entry: Entry, earlier: Entry, key: str, label: str) -> Finding:
+    here = entry.source(key)
+    return Finding.error(
+        f"the {label} {entry.value[key]!r} is already declared for another user "
+        f"({place(earlier.source(key), here)}); the site compares them without regard to case",
+        here,
+        "declare each user once, with its own username and e-mail address",
+    )
+
+
+def _texts(entry: Entry) -> Iterator[Finding]:
+    for key in _TEXTS:
+        value = entry.get(key, str)
+        problem = text_problem(value) if value else None  # empty is the default
+        if problem is not None:
+            yield Finding.error(
+                f"`{key}` {value!r} {problem}",
+                entry.source(key),
+                "write it without whitespace at either end or invisible characters, or leave "
+                "it out",
+            )
+
+
+def _phones(entry: Entry) -> Iterator[Finding]:
+    """A phone number YAML read as another number (``00417`` is octal 271) would be created
+    with the wrong digits, and a user is never updated afterwards."""
+    for key in _PHONES:
+        written = entry.document.odd_numbers.get(child(entry.path, key))
+        if written is not None and entry.usable(key):
+            digits = written.isascii() and written.isdigit()
+            yield Finding.error(
+                f"the phone number {written} is read by YAML as the number {entry.value[key]}",
+                entry.source(key),
+                f"write it in quotes: '{written}'"
+                if digits
+                else "write it in quotes, digits only, e.g. '0041791234567'",
+            )
