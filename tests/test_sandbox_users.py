@@ -192,6 +192,18 @@ async def test_user_delete_removes_the_user_from_every_workspace_and_group() -> 
     assert [group["members"] for group in state["groups"]] == [[], []]
 
 
+async def test_deleting_a_member_changes_the_workspaces_modified_time() -> None:
+    async with sandbox_site() as site:
+        store = site.app.sandbox.store
+        before = store.workspace(1)
+        store.delete_user(1001, now=2_000_000_000)  # not a member: no workspace changes
+        unchanged = store.workspace(1)
+        store.delete_user(1042, now=2_000_000_001)
+        after = store.workspace(1)
+    assert before is not None and unchanged is not None and after is not None
+    assert unchanged.modified == before.modified and after.modified == 2_000_000_001
+
+
 async def test_a_deleted_users_id_is_not_reused_and_their_key_stops_working() -> None:
     async with sandbox_site() as site:
         await site.ok("user_delete", {"user_id": 1042})
