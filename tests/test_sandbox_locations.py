@@ -44,11 +44,23 @@ async def test_location_access_xml_has_one_user_element_per_entry() -> None:
     assert root.tag == "usersLocationAccess"
     assert {child.tag for child in root} == {"user"} and len(root) == 23
     group = root[-1]
-    assert (group.findtext("username"), group.findtext("uType"), group.findtext("email")) == (
-        "old-contractors",
-        "0",
-        "null",
-    )
+    assert (group.findtext("username"), group.findtext("uType")) == ("old-contractors", "0")
+
+
+async def test_location_access_xml_nulls_are_empty_elements_as_published() -> None:
+    """The published usersLocationAccess samples print nulls as <organization/>, <subAdmin/>;
+    user_info keeps the text null (<phoneExt>null</phoneExt>), as its sample does."""
+    async with sandbox_site() as site:
+        response = await site.call("users_location_access", {"path": "/"}, xml=True)
+        info = await site.call("user_info", {"user_id": 1001}, xml=True)
+    user, group = xml_root(response)[0], xml_root(response)[-1]
+    assert b">null<" not in response.content
+    for entry, empty in ((user, ["organization", "subAdmin"]), (group, ["email", "organization"])):
+        for tag in empty:
+            element = entry.find(tag)
+            assert element is not None and element.text is None and len(element) == 0, tag
+    assert b"<organization/><subAdmin/>" in response.content
+    assert b"<phoneExt>null</phoneExt>" in info.content
 
 
 async def test_location_access_at_a_workspace_lists_its_members() -> None:

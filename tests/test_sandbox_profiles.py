@@ -190,3 +190,91 @@ async def test_seed_settings_apply_and_explicit_settings_override_them() -> None
         overridden.timestamp_window,
         overridden.errors_as_200,
     ) == (True, 900, True)
+
+
+# method, parameters that make it fail (example seed), its title as the samples print it
+PUBLISHED_REFUSALS = [
+    ("workspace_delete", {"workspace_id": 99}, "'Workspace Delete Failed"),
+    ("user_group_add", {"name": " "}, "'User Group Add Failed"),
+    ("user_group_delete", {"user_group_id": 99}, "'User Group Delete Failed"),
+    (
+        "add_to_user_group",
+        {"user_id": 1001, "user_group_ids": "99"},
+        "'Add User to User Group Failed",
+    ),
+    (
+        "remove_from_user_group",
+        {"user_id": 1001, "user_group_ids": "99"},
+        "'Remove User from User Group Failed",
+    ),
+    (
+        "remove_from_workspace",
+        {"user_id": 1001, "user_workspace_ids": "99"},
+        "'Remove User from Workspace Failed",
+    ),
+    ("user_delete", {"user_id": 4242}, "'User Delete Failed"),
+]
+
+
+@pytest.mark.parametrize("xml", [False, True], ids=["json", "xml"])
+@pytest.mark.parametrize(
+    ("method", "params", "published"),
+    PUBLISHED_REFUSALS,
+    ids=[row[0] for row in PUBLISHED_REFUSALS],
+)
+async def test_published_error_titles_carry_the_stray_quote(method, params, published, xml) -> None:
+    async with sandbox_site(published_error_titles=True) as site:
+        quoted = await site.call(method, params, xml=xml)
+    async with sandbox_site() as site:
+        plain = await site.call(method, params, xml=xml)
+    assert quoted.status_code == plain.status_code != 200
+    assert error_of(quoted) == (published, error_of(plain)[1])
+    assert error_of(plain)[0] == published.lstrip("'")
+
+
+async def test_published_workspace_listing_title_differs_between_json_and_xml() -> None:
+    async with sandbox_site(published_error_titles=True) as site:
+        as_json = await site.call("workspace_list", who=VIEWER)
+        as_xml = await site.call("workspace_list", who=VIEWER, xml=True)
+        user_info = await site.call("user_info", {"user_id": 1}, who=VIEWER)
+        stale = await site.call("workspace_delete", {"workspace_id": 1}, timestamp=1)
+    assert '"title": "\\"Workspace Listing Failed"' in as_json.text  # still valid JSON
+    assert error_of(as_json)[0] == '"Workspace Listing Failed'
+    assert error_of(as_xml)[0] == "'Workspace Listing Failed"
+    # titles the samples print plainly stay plain, and so do authentication failures
+    assert error_of(user_info)[0] == "User Info Failed"
+    assert error_of(stale)[0] == "Authentication Failed"
+
+
+LOCATION_PARAMS = {"path": "/Legacy_Scans_workspace/"}
+
+
+async def test_legacy_location_method_serves_the_old_name_only() -> None:
+    async with sandbox_site(legacy_location_method=True) as site:
+        old = await site.ok("user_location_access", LOCATION_PARAMS)
+        old_xml = xml_root(await site.call("user_location_access", LOCATION_PARAMS, xml=True))
+        new = await site.call("users_location_access", LOCATION_PARAMS)
+        new_xml = await site.call("users_location_access", LOCATION_PARAMS, xml=True)
+        refused = await site.call("user_location_access", {"path": "/"}, who=VIEWER)
+    assert [entry["username"] for entry in old] == ["walter", "oscar"]
+    assert old_xml.tag == "usersLocationAccess" and len(old_xml) == 2
+    for response in (new, new_xml):  # exactly the answer to any unknown method
+        assert response.status_code == 404
+        assert error_of(response) == (
+            "Unknown Method",
+            "There is no API method 'users_location_access' on this site.",
+        )
+    assert refused.status_code == 403
+    assert error_of(refused)[0] == "You do not have access privileges for this location"
+
+
+async def test_the_old_location_method_name_is_unknown_by_default() -> None:
+    async with sandbox_site() as site:
+        old = await site.call("user_location_access", LOCATION_PARAMS)
+        new = await site.call("users_location_access", LOCATION_PARAMS)
+    assert old.status_code == 404
+    assert error_of(old) == (
+        "Unknown Method",
+        "There is no API method 'user_location_access' on this site.",
+    )
+    assert new.status_code == 200

@@ -63,9 +63,10 @@ async def test_user_info_xml_nests_workspaces_and_writes_null_as_text() -> None:
     assert lonely.find("workspaces") is not None and len(lonely.find("workspaces")) == 0
 
 
-async def test_user_info_shows_seeded_base_flags() -> None:
+async def test_user_info_shows_seeded_base_flags_and_phone() -> None:
     seed = seed_with(users=[{
         "username": "pat", "email": "pat@acme.example", "organization": "Acme",
+        "phone": "5550100", "phone_ext": "12",
         "permissions": {"batch_download_files": True, "download_files": True, "rename_files": True},
         "notifications": {"upload_notifications": True},
     }])  # fmt: skip
@@ -81,6 +82,7 @@ async def test_user_info_shows_seeded_base_flags() -> None:
         0,
         "Acme",
     )
+    assert (info["phone"], info["phoneExt"], info["resetPassword"]) == ("5550100", "12", 0)
 
 
 @pytest.mark.parametrize(
@@ -233,7 +235,7 @@ async def test_workspace_info_json_shape_without_an_override() -> None:
     )
     assert info["users"][0] == {"user": {
         "id": 1019, "firstName": "Walter", "lastName": "Wu", "email": "walter@acme.example",
-        "username": "walter", "subadmin": None,
+        "username": "walter", "subadmin": 0,
     }}  # fmt: skip
     assert list(info["workspaceOverridePermissions"]) == INFO_PERMISSION_FIELDS
     assert set(info["workspaceOverridePermissions"].values()) == {0}
@@ -264,6 +266,7 @@ async def test_workspace_info_with_overrides_json_and_xml() -> None:
     }
     assert root.tag == "workspaceInfo"
     assert [user.findtext("username") for user in root.iterfind("users/user")] == ["alice"]
+    assert root.findtext("users/user/subadmin") == "0"  # 0/1 as in the published sample
     assert root.findtext("workspaceOverridePermissions/sendFiles") == "1"
     assert root.find("rootAccess") is None and root.find("root_access") is None
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import yaml
 from reconciler.sandbox.app import create_app
 from reconciler.sandbox.control import dump_state
 from reconciler.sandbox.errors import SeedError
+from reconciler.sandbox.rows import NewUser
 from reconciler.sandbox.seed import load_seed_file
 from reconciler.sandbox.synthetic import synthetic_seed
 from tests.support.sandbox_site import EXAMPLE_SEED
@@ -154,3 +157,24 @@ def test_a_benchmark_sized_seed_loads_in_a_few_seconds(tmp_path: Path) -> None:
     members = app.sandbox.store.workspace_member_ids()
     assert all(5 <= len(ids) <= 20 for ids in members.values()) and len(members) == 1000
     assert elapsed < 5.0, f"loading took {elapsed:.2f} s"
+
+
+def test_a_database_from_before_phone_ext_is_upgraded_in_place(tmp_path: Path) -> None:
+    db = str(tmp_path / "site.sqlite")
+    create_app(seed={"users": [{"username": "a", "email": "a@x.example"}]}, db_path=db)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("ALTER TABLE users DROP COLUMN phone_ext")  # as the first release wrote it
+        conn.execute("ALTER TABLE users DROP COLUMN reset_password")
+    store = create_app(db_path=db).sandbox.store
+    new_id = store.add_user(
+        NewUser(
+            id=None, username="b", email="b@x.example", first_name="B", last_name="B",
+            organization=None, phone="", phone_ext="7", admin=False, active=True,
+            reset_password=True, permissions=frozenset(), notifications=frozenset(),
+            api_key=None, signing_key=None,
+        ),
+        now=0,
+    )  # fmt: skip
+    old, new = store.users()
+    assert (old.username, old.phone_ext, old.reset_password) == ("a", None, False)
+    assert (new.id, new.phone_ext, new.reset_password) == (new_id, "7", True)

@@ -85,13 +85,38 @@ def test_state_persists_across_a_restart_and_the_seed_is_not_reapplied(tmp_path:
     assert answer == {"workspaceAdd": {"workspaceId": 3}}  # IDs are not reused after a restart
 
 
+def test_the_access_log_masks_keys_signatures_and_passwords(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    password = "Correct-Horse-Battery-Staple-9"
+    user = {"first_name": "N", "last_name": "N", "email": "n@x.example", "user_name": "nn"}
+    with running_sandbox(EXAMPLE_SEED, log_path=log, access_log=True) as base_url:
+        added = _post(base_url, "user_add", {**user, "password": password})
+        url, body = signed_post(
+            base_url, "user_add", {}, api_key=ADMIN.api_key, api_secret=ADMIN.api_secret
+        )
+        misplaced = httpx.post(f"{url}?{body}&password={password}")  # refused, but logged
+        read = httpx.get(
+            signed_get_url(
+                base_url, "workspace_list", {}, api_key=ADMIN.api_key, api_secret=ADMIN.api_secret
+            )
+        )
+    assert (added.status_code, misplaced.status_code, read.status_code) == (200, 400, 200)
+    output = log.read_text()
+    signature = read.request.url.params["signature"]
+    for secret in (password, ADMIN.api_key, ADMIN.api_secret, signature):
+        assert secret not in output
+    assert '"POST /api/user_add HTTP/1.1" 200' in output
+    assert "/api/workspace_list?api_key=***&timestamp=" in output
+    assert "&signature=***" in output and "&password=***" in output
+
+
 def test_every_switch_reaches_the_server_through_the_command_line() -> None:
     settings = SandboxSettings(
         errors_as_200=True, timestamp_window=42, open_workspace_list=True,
         allow_duplicate_workspace_names=True, partial_multi_add=True,
         omit_groups_in_location_access=True, rate_limit=500, latency_ms=1, fail_rate=0.01,
         drop_after_commit_rate=0.02, refuse_workspace_info=True, legacy_workspace_list=True,
-        random_seed=9,
+        published_error_titles=True, legacy_location_method=True, random_seed=9,
     )  # fmt: skip
     assert all(
         value != default

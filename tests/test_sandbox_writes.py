@@ -249,6 +249,23 @@ async def test_user_group_delete_removes_group_and_memberships() -> None:
     assert error_of(again) == ("User Group Delete Failed", "There is no user group with ID 1.")
 
 
+@pytest.mark.parametrize("xml", [False, True], ids=["json", "xml"])
+async def test_user_group_delete_accepts_the_delete_verb(xml: bool) -> None:
+    async with sandbox_site() as site:
+        response = await site.delete(
+            "user_group_delete" + (".xml" if xml else ""), {"user_group_id": 1}
+        )
+        again = await site.delete("user_group_delete", {"user_group_id": 1})
+        state = await site.state()
+    assert response.status_code == 200, response.text
+    if xml:
+        assert xml_root(response).findtext("userGroupId") == "1"
+    else:
+        assert response.json() == {"userGroupDeleted": {"userGroupId": 1}}
+    assert again.status_code == 404 and error_of(again)[0] == "User Group Delete Failed"
+    assert state["groups"] == []
+
+
 async def test_add_to_user_group_is_idempotent_and_answers_the_ids() -> None:
     async with sandbox_site() as site:
         await site.ok("user_group_add", {"name": "Second"})

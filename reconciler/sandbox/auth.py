@@ -5,7 +5,8 @@ bytes); the signature is the lowercase hex HMAC-SHA256 of a message:
 
 * GET: the URL as received -- scheme, the Host header, the raw path and the raw query string,
   without the trailing ``&signature=...``. Parameters must be sorted by name.
-* POST: the method URL alone (scheme://host/path); the parameters travel in a form-encoded body.
+* POST (and DELETE, signed alike): the method URL alone (scheme://host/path); the parameters
+  travel in a form-encoded body.
 
 ``signature`` is always the last parameter. Nothing is re-encoded before checking: a client
 that signs exactly what it sends passes, one that signs something else fails, as on the site.
@@ -118,7 +119,7 @@ def _parameters(request: Incoming) -> tuple[list[tuple[str, str]], bytes]:
         if request.query:
             raise ApiError(
                 400,
-                "POST parameters travel in a form-encoded request body, not in the URL.",
+                f"{request.verb} parameters travel in a form-encoded request body, not in the URL.",
                 title=INVALID_REQUEST,
             )
         raw = request.body
@@ -127,7 +128,7 @@ def _parameters(request: Incoming) -> tuple[list[tuple[str, str]], bytes]:
         ):
             raise ApiError(
                 400,
-                "POST parameters must be sent as a form-encoded body "
+                f"{request.verb} parameters must be sent as a form-encoded body "
                 "(Content-Type: application/x-www-form-urlencoded).",
                 title=INVALID_REQUEST,
             )

@@ -6,6 +6,8 @@ spells out: ``userInfo.workspaces`` wraps each JSON entry as ``{"workspace": {..
 ``workspaceList.workspaces`` does not; XML always names each item element. ID lists are
 comma strings in both forms (``"4561,4567"``), except ``workspaceAdd.workspaceId``, a JSON
 list of integers whose XML form the reference does not show (the sandbox writes ``12,13``).
+A null is the text ``null`` in XML (as in the ``user_info`` sample) unless it is ``EMPTY_NULL``,
+which the ``usersLocationAccess`` samples print as an empty element (``<organization/>``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,19 @@ class IdList:
     ids: Sequence[int]
 
 
+class _EmptyNull:
+    """The type of ``EMPTY_NULL``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "EMPTY_NULL"
+
+
+EMPTY_NULL = _EmptyNull()
+"""A null that is ``null`` in JSON and an empty element in XML."""
+
+
 def format_time(timestamp: int) -> str:
     """``created``/``modified`` as the site writes them: ``11/21/26 at 10:40 pm UTC``."""
     moment = datetime.fromtimestamp(timestamp, UTC)
@@ -61,6 +76,8 @@ def flag(value: bool) -> int:
 
 
 def _json_default(node: object) -> object:
+    if node is EMPTY_NULL:
+        return None
     if isinstance(node, Listing):
         if node.wrap_json:
             return [{node.item: entry} for entry in node.entries]
@@ -81,6 +98,8 @@ def encode_json(root: str, tree: Any) -> bytes:
 
 
 def _xml_text(value: object) -> str:
+    if value is EMPTY_NULL:
+        return ""
     if value is None:
         return "null"  # the reference: "In XML a null can appear as the literal text null"
     if isinstance(value, bool):

@@ -6,7 +6,8 @@
 8. the method itself, 9. for writes, maybe drop the connection after the commit.
 
 Every ``ApiError`` becomes the documented error body in the requested form (JSON or XML),
-with HTTP 200 instead of its status under ``errors_as_200``.
+with HTTP 200 instead of its status under ``errors_as_200``, and with the method's title as
+the published samples print it (stray quote) under ``published_error_titles``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from reconciler.sandbox.auth import INVALID_REQUEST, Incoming, authenticate
 from reconciler.sandbox.codec import encode, error_tree
 from reconciler.sandbox.errors import ApiError, DropConnection
 from reconciler.sandbox.faults import Faults
-from reconciler.sandbox.methods import METHODS
+from reconciler.sandbox.methods import method_named, published_title
 from reconciler.sandbox.methods.base import Call, Method, require_admin
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.sandbox.store import Store
@@ -60,11 +61,13 @@ async def handle_api(sandbox: Sandbox, request: Request) -> Response:
         name = name[: -len(XML_SUFFIX)]
     sandbox.calls[name] += 1
     settings = sandbox.settings  # one snapshot for the whole call
-    method = METHODS.get(name)
+    method = method_named(name, settings)
     try:
         return await _answer(sandbox, settings, method, name, request, xml)
     except ApiError as exc:
         title = exc.title or (method.title if method else UNKNOWN_METHOD_TITLE)
+        if settings.published_error_titles:
+            title = published_title(title, xml=xml)
         body, media_type = encode("error", error_tree(title, exc.message), xml=xml)
         status = 200 if settings.errors_as_200 else exc.status
         return Response(body, status, headers=exc.headers, media_type=media_type)
@@ -84,14 +87,14 @@ async def _answer(
     sandbox.faults.maybe_fail(settings.fail_rate)
     if method is None:
         raise ApiError(404, f"There is no API method {name!r} on this site.")
-    if request.method != method.verb:
+    if request.method not in method.verbs:
         raise ApiError(
             405,
-            f"{name} must be called with {method.verb}.",
+            f"{name} must be called with {' or '.join(method.verbs)}.",
             title=INVALID_REQUEST,
-            headers={"Allow": method.verb},
+            headers={"Allow": ", ".join(method.verbs)},
         )
-    body = await request.body() if method.verb == "POST" else b""
+    body = b"" if request.method == "GET" else await request.body()
     now = int(time.time())
     caller, params = authenticate(
         _incoming(request, body), sandbox.store, now, settings.timestamp_window

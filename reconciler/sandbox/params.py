@@ -25,6 +25,14 @@ def required(params: Mapping[str, str], name: str) -> str:
     return value
 
 
+def required_text(params: Mapping[str, str], name: str) -> str:
+    """The value of ``name`` without surrounding whitespace; absent or blank is a 400."""
+    value = params.get(name, "").strip()
+    if value == "":
+        raise ApiError(400, f"The parameter {name} is required.")
+    return value
+
+
 def one_id(params: Mapping[str, str], name: str) -> int:
     """A required positive integer ID."""
     return _parse_id(required(params, name).strip(), name)

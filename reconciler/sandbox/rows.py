@@ -24,8 +24,10 @@ class UserRow:
     last_name: str
     organization: str | None
     phone: str
+    phone_ext: str | None
     admin: bool
     active: bool
+    reset_password: bool  # created without a password: the site set a temporary one
     permissions: frozenset[str]
     notifications: frozenset[str]
     created: int
@@ -58,7 +60,7 @@ class GroupRow:
 
 @dataclass(frozen=True, slots=True)
 class NewUser:
-    """A user to insert (from a seed); ``id`` None lets SQLite assign the next free one."""
+    """A user to insert (from a seed or ``user_add``); ``id`` None lets SQLite number it."""
 
     id: int | None
     username: str
@@ -67,8 +69,10 @@ class NewUser:
     last_name: str
     organization: str | None
     phone: str
+    phone_ext: str | None
     admin: bool
     active: bool
+    reset_password: bool
     permissions: frozenset[str]
     notifications: frozenset[str]
     api_key: str | None

@@ -32,8 +32,8 @@ from reconciler.sandbox.store import Store
 
 _TOP_KEYS = ("users", "workspaces", "groups", "settings")
 _USER_KEYS = frozenset({
-    "id", "username", "email", "first_name", "last_name", "organization", "phone", "admin",
-    "active", "api_key", "api_secret", "permissions", "notifications",
+    "id", "username", "email", "first_name", "last_name", "organization", "phone", "phone_ext",
+    "admin", "active", "api_key", "api_secret", "permissions", "notifications",
 })  # fmt: skip
 _WORKSPACE_KEYS = frozenset({"id", "name", "root_access", "users", "permissions", "notifications"})
 _GROUP_KEYS = frozenset({"id", "name", "members"})
@@ -156,8 +156,10 @@ def _users(entries: list[Mapping[str, Any]]) -> list[NewUser]:
             last_name=_text(entry, "last_name", where, default=""),
             organization=_text(entry, "organization", where, default=None),
             phone=_text(entry, "phone", where, default=""),
+            phone_ext=_text(entry, "phone_ext", where, default=None),
             admin=_bool(entry, "admin", where, default=False),
             active=_bool(entry, "active", where, default=True),
+            reset_password=False,
             permissions=_flag_set(entry, "permissions", where, PERMISSION_KEYS)
             if entry.get("permissions") is not None
             else DEFAULT_USER_PERMISSIONS,
@@ -165,19 +167,18 @@ def _users(entries: list[Mapping[str, Any]]) -> list[NewUser]:
             api_key=api_key,
             signing_key=signing_key(secret) if secret is not None else None,
         )
-        for field, value in (
-            ("id", user.id),
-            ("username", user.username),
-            ("email", user.email.lower()),
-            ("api_key", api_key),
+        # usernames and e-mails are unique regardless of case, as user_add holds them
+        for field, value, key in (
+            ("id", user.id, user.id),
+            ("username", user.username, user.username.lower()),
+            ("email", user.email, user.email.lower()),
+            ("api_key", api_key, api_key),
         ):
-            if value is None:
+            if key is None:
                 continue
-            if value in seen[field]:
-                raise SeedError(
-                    f"{where}.{field}: {value!r} is already used by {seen[field][value]}"
-                )
-            seen[field][value] = where
+            if key in seen[field]:
+                raise SeedError(f"{where}.{field}: {value!r} is already used by {seen[field][key]}")
+            seen[field][key] = where
         users.append(user)
     return users
 

@@ -4,12 +4,14 @@
 before the first request and written to the ready file once uvicorn accepts connections.
 ``running_sandbox`` starts ``python -m reconciler sandbox serve`` as a child process -- the
 same command a user runs -- and stops it on exit, so loopback tests exercise the real server,
-including dropped TCP connections.
+including dropped TCP connections. The access log (``--access-log``) masks the values of
+``api_key``, ``signature`` and ``password`` in the URLs it writes: no log shows a credential.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import subprocess
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus
 
 import uvicorn
 import yaml
@@ -49,6 +52,34 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await super().shutdown(sockets=sockets)
         self._app.sandbox.store.close()
+
+
+_CREDENTIAL_PARAMETERS = frozenset({"api_key", "signature", "password"})
+MASK = "***"
+
+
+def mask_credentials(url: str) -> str:
+    """``url`` with the value of every ``api_key``, ``signature`` and ``password`` masked.
+
+    Names are compared decoded, as the sandbox reads them (``api%5Fkey`` is ``api_key``).
+    """
+    path, mark, query = url.partition("?")
+    pairs = query.split("&") if query else []
+    for index, pair in enumerate(pairs):
+        name, equals, _ = pair.partition("=")
+        if equals and unquote_plus(name) in _CREDENTIAL_PARAMETERS:
+            pairs[index] = f"{name}={MASK}"
+    return path + mark + "&".join(pairs)
+
+
+class _MaskCredentials(logging.Filter):
+    """Masks credentials in uvicorn's access lines, whose third argument is the URL."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) > 2 and isinstance(args[2], str):
+            record.args = (*args[:2], mask_credentials(args[2]), *args[3:])
+        return True
 
 
 def base_url(host: str, port: int) -> str:
@@ -93,6 +124,7 @@ def serve(
         proxy_headers=False,
         timeout_graceful_shutdown=3,
     )
+    logging.getLogger("uvicorn.access").addFilter(_MaskCredentials())  # after Config's setup
     try:
         _Server(config, app, ready).run(sockets=[sock])
     except KeyboardInterrupt:
@@ -143,12 +175,14 @@ def running_sandbox(
     db_path: str | os.PathLike[str] | None = None,
     *,
     log_path: str | os.PathLike[str] | None = None,
+    access_log: bool = False,
     startup_timeout: float = 30.0,
 ) -> Iterator[str]:
     """Run ``reconciler sandbox serve`` on a free loopback port; yield its base URL.
 
     ``seed`` is a seed file or a seed mapping (written to a temporary file). The server's
-    output goes to ``log_path`` (or a temporary file) and is quoted if it fails to start.
+    output (with ``access_log``, a line per request) goes to ``log_path`` (or a temporary
+    file) and is quoted if it fails to start.
     """
     with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
         command = [sys.executable, "-m", "reconciler", "sandbox", "serve", "--port", "0"]
@@ -164,6 +198,8 @@ def running_sandbox(
         if db_path is not None:
             command += ["--db", os.fspath(db_path)]
         command += settings_arguments(settings)
+        if access_log:
+            command.append("--access-log")
         log_file = Path(log_path) if log_path is not None else Path(scratch, "server.log")
         with open(log_file, "wb") as log:
             process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

@@ -36,6 +36,8 @@ class SandboxSettings:
     drop_after_commit_rate: float = 0.0
     refuse_workspace_info: bool = False
     legacy_workspace_list: bool = False
+    published_error_titles: bool = False
+    legacy_location_method: bool = False
     random_seed: int | None = None
 
     def __post_init__(self) -> None:
@@ -164,6 +166,18 @@ SWITCHES: tuple[Switch, ...] = (
         "Answer workspace_list in the older shape: a bare list, no totalWorkspaces.",
     ),
     Switch(
+        "published_error_titles",
+        "--published-error-titles",
+        "Write error titles as the published samples print them, with a stray leading quote "
+        "('Workspace Delete Failed; workspace_list: \"Workspace Listing Failed in JSON).",
+    ),
+    Switch(
+        "legacy_location_method",
+        "--legacy-location-method",
+        "Serve users_location_access under its older (FileGenius) name user_location_access; "
+        "the current name is then an unknown method (404 'Unknown Method').",
+    ),
+    Switch(
         "random_seed",
         "--random-seed",
         "Seed the random choices of --fail-rate and --drop-after-commit-rate, so a run of "
@@ -211,6 +225,8 @@ _KINDS: dict[str, str] = {
     "drop_after_commit_rate": "share",
     "refuse_workspace_info": "bool",
     "legacy_workspace_list": "bool",
+    "published_error_titles": "bool",
+    "legacy_location_method": "bool",
     "random_seed": "seed",
 }
 DEFAULTS: dict[str, Any] = SandboxSettings().to_dict()

@@ -10,7 +10,6 @@ comes back pointing at another object would mislead a reconciler.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 
 from reconciler.sandbox.rows import (
@@ -20,50 +19,16 @@ from reconciler.sandbox.rows import (
     NewWorkspace,
     UserRow,
     WorkspaceRow,
-    decode_flags,
     encode_flags,
 )
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS users (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    username TEXT NOT NULL UNIQUE, email TEXT NOT NULL,
-    first_name TEXT NOT NULL, last_name TEXT NOT NULL, organization TEXT, phone TEXT NOT NULL,
-    admin INTEGER NOT NULL, active INTEGER NOT NULL,
-    permissions TEXT NOT NULL, notifications TEXT NOT NULL,
-    api_key TEXT UNIQUE, signing_key TEXT,
-    created INTEGER NOT NULL, modified INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS workspaces (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    name TEXT NOT NULL, path TEXT NOT NULL, root_access INTEGER NOT NULL,
-    override_permissions INTEGER NOT NULL, override_notifications INTEGER NOT NULL,
-    permissions TEXT NOT NULL, notifications TEXT NOT NULL,
-    created INTEGER NOT NULL, modified INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS users_by_last_name ON users (last_name COLLATE NOCASE, id);
-CREATE INDEX IF NOT EXISTS workspaces_by_path ON workspaces (path);
-CREATE TABLE IF NOT EXISTS workspace_members (
-    workspace_id INTEGER NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
-    user_id INTEGER NOT NULL REFERENCES users (id),
-    PRIMARY KEY (workspace_id, user_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS workspace_members_by_user ON workspace_members (user_id);
-CREATE TABLE IF NOT EXISTS user_groups (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, created INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS group_members (
-    group_id INTEGER NOT NULL REFERENCES user_groups (id) ON DELETE CASCADE,
-    user_id INTEGER NOT NULL REFERENCES users (id),
-    PRIMARY KEY (group_id, user_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS group_members_by_user ON group_members (user_id);
-"""
-
-_USER_COLUMNS = (
-    "id, username, email, first_name, last_name, organization, phone, admin, active, "
-    "permissions, notifications, created, modified"
+from reconciler.sandbox.schema import (
+    USER_COLUMNS,
+    WORKSPACE_COLUMNS,
+    connect,
+    user_row,
+    workspace_row,
 )
-_WORKSPACE_COLUMNS = (
-    "id, name, path, root_access, override_permissions, override_notifications, "
-    "permissions, notifications, created, modified"
-)
+
 USER_SORT_COLUMNS = {
     "lastName": "last_name",
     "firstName": "first_name",
@@ -75,37 +40,20 @@ USER_SORT_COLUMNS = {
 """``user_list`` ``sort_by`` field names and the column each one sorts by."""
 
 
-def _user(row: Sequence[object]) -> UserRow:
-    return UserRow(
-        id=int(row[0]),  # type: ignore[call-overload]
-        username=str(row[1]),
-        email=str(row[2]),
-        first_name=str(row[3]),
-        last_name=str(row[4]),
-        organization=None if row[5] is None else str(row[5]),
-        phone=str(row[6]),
-        admin=bool(row[7]),
-        active=bool(row[8]),
-        permissions=decode_flags(str(row[9])),
-        notifications=decode_flags(str(row[10])),
-        created=int(row[11]),  # type: ignore[call-overload]
-        modified=int(row[12]),  # type: ignore[call-overload]
-    )
+_INSERT_USER = (
+    f"INSERT INTO users ({USER_COLUMNS}, api_key, signing_key) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
 
 
-def _workspace(row: Sequence[object]) -> WorkspaceRow:
-    return WorkspaceRow(
-        id=int(row[0]),  # type: ignore[call-overload]
-        name=str(row[1]),
-        path=str(row[2]),
-        root_access=bool(row[3]),
-        override_permissions=bool(row[4]),
-        override_notifications=bool(row[5]),
-        permissions=decode_flags(str(row[6])),
-        notifications=decode_flags(str(row[7])),
-        created=int(row[8]),  # type: ignore[call-overload]
-        modified=int(row[9]),  # type: ignore[call-overload]
-    )
+def _user_values(u: NewUser, now: int) -> tuple[object, ...]:
+    """The values of ``_INSERT_USER`` for one new user, created and modified ``now``."""
+    return (
+        u.id, u.username, u.email, u.first_name, u.last_name, u.organization, u.phone,
+        u.phone_ext, int(u.admin), int(u.active), int(u.reset_password),
+        encode_flags(u.permissions), encode_flags(u.notifications), now, now, u.api_key,
+        u.signing_key,
+    )  # fmt: skip
 
 
 def _marks(count: int) -> str:
@@ -116,14 +64,7 @@ class Store:
     """All reads and writes of the sandbox's state. Not thread-safe: use it from one loop."""
 
     def __init__(self, path: str | None = None) -> None:
-        # check_same_thread=False: the app may be built in one thread and served in another;
-        # calls are still serialised because each one runs on the single event loop.
-        self._conn = sqlite3.connect(path or ":memory:", check_same_thread=False)
-        if path:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        self._conn.executescript(SCHEMA)
+        self._conn = connect(path)
 
     def close(self) -> None:
         self._conn.close()
@@ -151,18 +92,7 @@ class Store:
     ) -> None:  # fmt: skip
         """Insert a whole seed in one transaction with ``executemany`` (fast for big sites)."""
         with self._conn:
-            self._conn.executemany(
-                f"INSERT INTO users ({_USER_COLUMNS}, api_key, signing_key) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    (
-                        u.id, u.username, u.email, u.first_name, u.last_name, u.organization,
-                        u.phone, int(u.admin), int(u.active), encode_flags(u.permissions),
-                        encode_flags(u.notifications), now, now, u.api_key, u.signing_key,
-                    )
-                    for u in users
-                ),
-            )  # fmt: skip
+            self._conn.executemany(_INSERT_USER, (_user_values(user, now) for user in users))
             self._insert_workspaces(list(workspaces), now)
             self._insert_groups(list(groups), now)
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('seeded', '1')")
@@ -172,19 +102,53 @@ class Store:
     def credentials(self, api_key: str) -> tuple[UserRow, str] | None:
         """The user owning ``api_key`` and the key their signatures are made with."""
         row = self._conn.execute(
-            f"SELECT {_USER_COLUMNS}, signing_key FROM users WHERE api_key = ?", (api_key,)
+            f"SELECT signing_key, {USER_COLUMNS} FROM users WHERE api_key = ?", (api_key,)
         ).fetchone()
-        return None if row is None else (_user(row), str(row[13]))
+        return None if row is None else (user_row(row[1:]), str(row[0]))
 
     def user(self, user_id: int) -> UserRow | None:
         row = self._conn.execute(
-            f"SELECT {_USER_COLUMNS} FROM users WHERE id = ?", (user_id,)
+            f"SELECT {USER_COLUMNS} FROM users WHERE id = ?", (user_id,)
         ).fetchone()
-        return None if row is None else _user(row)
+        return None if row is None else user_row(row)
 
     def users(self) -> list[UserRow]:
-        rows = self._conn.execute(f"SELECT {_USER_COLUMNS} FROM users ORDER BY id")
-        return [_user(row) for row in rows]
+        rows = self._conn.execute(f"SELECT {USER_COLUMNS} FROM users ORDER BY id")
+        return [user_row(row) for row in rows]
+
+    def holder_of(self, *, username: str, email: str) -> tuple[UserRow | None, UserRow | None]:
+        """The users already holding ``username`` and ``email``, each compared without case.
+
+        ``NOCASE`` folds ASCII letters only, which is enough: ``user_add`` accepts ASCII
+        usernames only, and e-mail addresses are compared the way the seed compares them.
+        """
+        found: list[UserRow | None] = []
+        for column, value in (("username", username), ("email", email)):
+            row = self._conn.execute(
+                f"SELECT {USER_COLUMNS} FROM users WHERE {column} = ? COLLATE NOCASE "
+                "ORDER BY id LIMIT 1",
+                (value,),
+            ).fetchone()
+            found.append(None if row is None else user_row(row))
+        return found[0], found[1]
+
+    def add_user(self, user: NewUser, now: int) -> int:
+        """Insert one user; its new ID (never one a deleted user had)."""
+        with self._conn:
+            cursor = self._conn.execute(_INSERT_USER, _user_values(user, now))
+        return int(cursor.lastrowid or 0)
+
+    def delete_user(self, user_id: int, now: int) -> None:
+        """Remove a user from every workspace (touching them) and group, then the user."""
+        with self._conn:
+            self._conn.execute(
+                "UPDATE workspaces SET modified = ? WHERE id IN "
+                "(SELECT workspace_id FROM workspace_members WHERE user_id = ?)",
+                (now, user_id),
+            )
+            self._conn.execute("DELETE FROM workspace_members WHERE user_id = ?", (user_id,))
+            self._conn.execute("DELETE FROM group_members WHERE user_id = ?", (user_id,))
+            self._conn.execute("DELETE FROM users WHERE id = ?", (user_id,))
 
     def missing(self, kind: str, ids: Sequence[int]) -> list[int]:
         """Those of ``ids`` with no row in ``kind`` ("users", "workspaces" or "user_groups")."""
@@ -206,24 +170,24 @@ class Store:
         clause = " AND ".join(sql for sql, _ in where) or "1"
         direction = "DESC" if descending else "ASC"
         rows = self._conn.execute(
-            f"SELECT {_USER_COLUMNS} FROM users WHERE {clause} "
+            f"SELECT {USER_COLUMNS} FROM users WHERE {clause} "
             f"ORDER BY {order} COLLATE NOCASE {direction}, id {direction} LIMIT ? OFFSET ?",
             (*(value for _, value in where), limit, offset),
         )
-        return [_user(row) for row in rows]
+        return [user_row(row) for row in rows]
 
     # ---- workspaces ------------------------------------------------------------------
 
     def workspace(self, workspace_id: int) -> WorkspaceRow | None:
         row = self._conn.execute(
-            f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
+            f"SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
         ).fetchone()
-        return None if row is None else _workspace(row)
+        return None if row is None else workspace_row(row)
 
     def workspaces(self) -> list[WorkspaceRow]:
         """Every workspace with all its settings, in ID order (the state dump)."""
-        rows = self._conn.execute(f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces ORDER BY id")
-        return [_workspace(row) for row in rows]
+        rows = self._conn.execute(f"SELECT {WORKSPACE_COLUMNS} FROM workspaces ORDER BY id")
+        return [workspace_row(row) for row in rows]
 
     def workspace_names(self, member: int | None = None) -> list[tuple[int, str, str]]:
         """(id, name, path) of every workspace, or of ``member``'s: the cheap form for lists."""
@@ -241,20 +205,20 @@ class Store:
         """Workspaces whose path is one of ``paths`` (an index lookup, not a scan)."""
         wanted = tuple(set(paths))
         rows = self._conn.execute(
-            f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces WHERE path IN ({_marks(len(wanted))}) "
+            f"SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE path IN ({_marks(len(wanted))}) "
             "ORDER BY id",
             wanted,
         )
-        return [_workspace(row) for row in rows]
+        return [workspace_row(row) for row in rows]
 
     def workspace_members(self, workspace_ids: Sequence[int]) -> list[UserRow]:
         """The users joined to any of ``workspace_ids``, each once, in ID order."""
         rows = self._conn.execute(
-            f"SELECT {_USER_COLUMNS} FROM users WHERE id IN (SELECT user_id FROM "
+            f"SELECT {USER_COLUMNS} FROM users WHERE id IN (SELECT user_id FROM "
             f"workspace_members WHERE workspace_id IN ({_marks(len(workspace_ids))})) ORDER BY id",
             tuple(workspace_ids),
         )
-        return [_user(row) for row in rows]
+        return [user_row(row) for row in rows]
 
     def add_workspaces(self, workspaces: Sequence[NewWorkspace], now: int) -> list[int]:
         with self._conn:
@@ -264,7 +228,7 @@ class Store:
         ids = []
         for ws in workspaces:
             cursor = self._conn.execute(
-                f"INSERT INTO workspaces ({_WORKSPACE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO workspaces ({WORKSPACE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     ws.id, ws.name, ws.path, int(ws.root_access), int(ws.override_permissions),
                     int(ws.override_notifications), encode_flags(ws.permissions),

@@ -30,7 +30,7 @@ FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 GET_METHODS = frozenset({
     "user_info", "user_list", "users_location_access", "user_permissions_location",
-    "workspace_list", "workspace_info",
+    "workspace_list", "workspace_info", "user_location_access",
 })  # fmt: skip
 
 
@@ -102,12 +102,21 @@ class Site:
         *,
         who: Who = ADMIN,
         timestamp: int | None = None,
+        verb: str = "POST",
     ) -> httpx.Response:
+        """A signed call with the parameters in a form body: POST, or ``verb`` (DELETE),
+        which the notes sign and send the same way."""
         url, body = signed_post(
             BASE_URL, method, params or {}, api_key=who.api_key, api_secret=who.api_secret,
             timestamp=timestamp,
         )  # fmt: skip
-        return await self.client.post(url, content=body, headers=FORM)
+        return await self.client.request(verb, url, content=body, headers=FORM)
+
+    async def delete(
+        self, method: str, params: Mapping[str, object] | None = None, *, who: Who = ADMIN
+    ) -> httpx.Response:
+        """A signed DELETE, for the methods published as "POST DELETE"."""
+        return await self.post(method, params, who=who, verb="DELETE")
 
     async def call(
         self,
@@ -137,10 +146,12 @@ class Site:
 
 @asynccontextmanager
 async def sandbox_site(
-    seed: Mapping[str, Any] | None = None, **settings: Any
+    seed: Mapping[str, Any] | None = None, *, db_path: str | None = None, **settings: Any
 ) -> AsyncIterator[Site]:
-    """A fresh in-memory sandbox (the example seed unless ``seed``) and its client."""
-    app = create_app(SandboxSettings(**settings), seed=example_seed() if seed is None else seed)
+    """A fresh sandbox (the example seed unless ``seed``; in memory unless ``db_path``)."""
+    app = create_app(
+        SandboxSettings(**settings), seed=example_seed() if seed is None else seed, db_path=db_path
+    )
     transport = SandboxTransport(app)
     try:
         async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:

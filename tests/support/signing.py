@@ -8,6 +8,8 @@ cannot make both agree on something the real site would refuse.
 * GET message: the full URL with the parameters sorted by name and URL-encoded (``/`` as
   ``%2F``), without the signature, which is then appended as ``&signature=<hex>``;
 * POST message: the method URL alone; every parameter, signature last, in a form body.
+  The authentication page covers PUT and DELETE alike, so a DELETE is signed and sent the
+  same way (``signed_post``, sent with the other verb).
 """
 
 from __future__ import annotations

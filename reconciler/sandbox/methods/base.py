@@ -28,15 +28,16 @@ Handler = Callable[[Call], Any]
 
 @dataclass(frozen=True, slots=True)
 class Method:
-    """One API method: its verb, success key, error title and who may call it.
+    """One API method: its verbs, success key, error title and who may call it.
 
     ``title`` is the error title of every refusal of the method (documented where the
     reference gives one, chosen consistently where it does not); handlers raise ``ApiError``
-    without a title and the dispatcher adds this one.
+    without a title and the dispatcher adds this one. ``verbs`` has more than one entry only
+    where a published page names several ("POST DELETE").
     """
 
     name: str
-    verb: str
+    verbs: tuple[str, ...]
     key: str
     title: str
     handler: Handler
@@ -44,8 +45,8 @@ class Method:
 
     @property
     def writes(self) -> bool:
-        """POST methods change state; only they can be dropped after commit."""
-        return self.verb == "POST"
+        """Every method not called with GET changes state; only those can be dropped."""
+        return "GET" not in self.verbs
 
 
 def require_admin(call: Call) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.api.spec import PERMISSION_FLAGS
-from reconciler.sandbox.codec import Listing, flag
+from reconciler.sandbox.codec import EMPTY_NULL, Listing, flag
 from reconciler.sandbox.errors import ApiError
 from reconciler.sandbox.methods.base import Call
 from reconciler.sandbox.params import choice, required
@@ -91,6 +91,10 @@ def _no_access() -> ApiError:
     return ApiError(403, NO_ACCESS_MESSAGE, title=NO_ACCESS_TITLE)
 
 
+# Nulls in these entries are EMPTY_NULL: the published XML samples print them as empty
+# elements (<organization/>, <subAdmin/>), unlike user_info's <phoneExt>null</phoneExt>.
+
+
 def _user_entry(user: UserRow) -> dict[str, Any]:
     return {
         "id": user.id,
@@ -98,8 +102,8 @@ def _user_entry(user: UserRow) -> dict[str, Any]:
         "email": user.email,
         "firstName": user.first_name,
         "lastName": user.last_name,
-        "organization": user.organization,
-        "subAdmin": None,
+        "organization": EMPTY_NULL if user.organization is None else user.organization,
+        "subAdmin": EMPTY_NULL,
         "admin": flag(user.admin),
         "uType": 1,
         "autoRecip": 0,
@@ -110,11 +114,11 @@ def _group_entry(group: GroupRow) -> dict[str, Any]:
     return {
         "id": group.id,
         "username": group.name,
-        "email": None,
+        "email": EMPTY_NULL,
         "firstName": "",
         "lastName": "",
-        "organization": None,
-        "subAdmin": None,
+        "organization": EMPTY_NULL,
+        "subAdmin": EMPTY_NULL,
         "admin": 0,
         "uType": 0,
         "autoRecip": 0,

@@ -12,14 +12,18 @@ from typing import Any
 from reconciler.sandbox.codec import CommaIds
 from reconciler.sandbox.errors import ApiError
 from reconciler.sandbox.methods.base import Call
-from reconciler.sandbox.params import has_control_characters, id_list, no_such, one_id, required
+from reconciler.sandbox.params import (
+    has_control_characters,
+    id_list,
+    no_such,
+    one_id,
+    required_text,
+)
 from reconciler.sandbox.rows import NewGroup
 
 
 def user_group_add(call: Call) -> dict[str, Any]:
-    name = required(call.params, "name").strip()
-    if not name:
-        raise ApiError(400, "The parameter name is required.")
+    name = required_text(call.params, "name")
     if has_control_characters(name):
         raise ApiError(400, f"The group name {name!r} contains control characters.")
     members = id_list(call.params, "group_users", optional=True)

@@ -40,14 +40,14 @@ def user_info(call: Call) -> dict[str, Any]:
         "email": user.email,
         "organization": user.organization,
         "phone": user.phone,
-        "phoneExt": None,
+        "phoneExt": user.phone_ext,
         "created": format_time(user.created),
         "modified": format_time(user.modified),
         "admin": flag(user.admin),
     }
     for field in _USER_INFO_PERMISSIONS:
         info[field] = flag(_KEY_OF_FIELD[field] in user.permissions)
-    info["resetPassword"] = 0
+    info["resetPassword"] = flag(user.reset_password)
     info["allFutureWorkspaces"] = 0
     for notification in NOTIFICATION_FLAGS:
         info[notification.field] = flag(notification.key in user.notifications)

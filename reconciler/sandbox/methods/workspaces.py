@@ -60,7 +60,7 @@ def workspace_info(call: Call) -> dict[str, Any]:
             "lastName": user.last_name,
             "email": user.email,
             "username": user.username,
-            "subadmin": None,
+            "subadmin": 0,  # 0 in the published sample; the sandbox has no sub-administrators
         }
         for user in call.store.workspace_members([ws.id])
     ]
