@@ -32,8 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.plan import Plan
-from reconciler.engine.plan import PlanOptions
+from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.errors import RefusedForSafety
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import EngineSite, engine_site
@@ -151,9 +150,7 @@ def _workspace_problems(
     with the wanted settings, unless the plan reports that they need replacement."""
     problems = []
     warnings = " ".join(plan.warnings)
-    needs_replacement = {
-        c.name for c in plan.changes if c.action == "needs-replacement"
-    }
+    needs_replacement = {c.name for c in plan.changes if c.action == "needs-replacement"}
     for name, wanted in expectation.workspaces.items():
         if f'"{name}"' in warnings:
             continue  # a name or path clash the tool reported and did not act on
@@ -222,9 +219,7 @@ async def _apply_step(site: EngineSite, step: Step, path: Path, initial: Dump) -
     replace: frozenset[str] = frozenset()
     if step.replace_needed:
         first = await site.plan(desired)
-        replace = frozenset(
-            c.name for c in first.changes if c.action == "needs-replacement"
-        )
+        replace = frozenset(c.name for c in first.changes if c.action == "needs-replacement")
         TALLY["replacements requested"] += len(replace)
     options = PlanOptions(replace, step.force)
     try:

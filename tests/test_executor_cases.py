@@ -56,7 +56,9 @@ def test_fold_case(path: Path) -> None:
     before = records_of(case)
     after = reduce(before, [Done(action, Result.from_data(case.get("result")))])
     assert_records(after, case["expect"])
-    assert reduce(after, [Done(action, Result.from_data(case.get("result")))]) == after  # idempotent
+    assert (
+        reduce(after, [Done(action, Result.from_data(case.get("result")))]) == after
+    )  # idempotent
 
 
 @pytest.mark.parametrize("path", cases("settle"), ids=lambda p: p.stem)

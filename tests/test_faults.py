@@ -33,11 +33,11 @@ from reconciler.engine import ledger
 from reconciler.engine.actions import ACTION_TYPES, action_from_data
 from reconciler.engine.journal import Journal
 from reconciler.engine.plan import Plan, PlanOptions
-from reconciler.state.backend import Holder
-from reconciler.state.directory import DirectoryRecords
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.model import DesiredSite
 from reconciler.sandbox.settings import SandboxSettings
+from reconciler.state.backend import Holder
+from reconciler.state.directory import DirectoryRecords
 from tests.support.engine_site import SITE_URL, EngineSite, engine_site
 from tests.support.figures import tally
 from tests.support.invariants import example_site_problems, name_counts

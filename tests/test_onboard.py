@@ -118,9 +118,7 @@ def test_names_that_cannot_round_trip_are_reported_not_changed() -> None:
         groups=(LiveGroup(9, "g"),),
         groups_listed=True,
     )
-    result = export_site(
-        live, Records(site="https://acme.example.net"), "https://acme.example.net"
-    )
+    result = export_site(live, Records(site="https://acme.example.net"), "https://acme.example.net")
     problems = "\n".join(result.problems)
     assert 'workspace "Sales, EMEA" (id 1) was not exported: its name has a comma' in problems
     assert "is not 1-40 characters long" in problems

@@ -41,7 +41,9 @@ async def _apply(
         command = "apply " + " ".join(str(p) for p in source)
         async with open_site(opts, paths, site_url, progress, command=command) as site:
             if saved is not None:
-                result = await workflow.apply_saved(saved, site, options, review, progress.action_done)
+                result = await workflow.apply_saved(
+                    saved, site, options, review, progress.action_done
+                )
             else:
                 assert manifest is not None
                 result = await workflow.apply_manifest(

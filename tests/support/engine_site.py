@@ -27,12 +27,12 @@ from reconciler.engine.records import Records
 from reconciler.engine.safety import RunCheck
 from reconciler.engine.workflow import AutoApprove, Manifest, Site
 from reconciler.model import DesiredSite
-from reconciler.state.backend import Holder, SiteRecords
-from reconciler.state.directory import DirectoryRecords
 from reconciler.sandbox.app import SandboxApp, create_app
 from reconciler.sandbox.control import dump_state
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.sandbox.transport import SandboxTransport
+from reconciler.state.backend import Holder, SiteRecords
+from reconciler.state.directory import DirectoryRecords
 from tests.support.loopback import ADMIN_KEY, ADMIN_SECRET
 
 SITE_URL = "https://sandbox.example"
