@@ -8,7 +8,10 @@ import pytest
 
 from tests.support.figures import summary_lines, tally
 from tests.support.loopback import TRANSCRIPTS
+from tests.support.postgres import postgres_server, postgres_url
 from tests.support.secret_scan import ScanReport
+
+__all__ = ["postgres_server", "postgres_url"]  # the real PostgreSQL server, for state tests
 
 _ENVIRONMENT_LEAKS = (
     "SITE_URL",
