@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from reconciler.errors import ConfigError
 from reconciler.state.backend import DEFAULT_LEASE_SECONDS, SiteRecords, StateLocation
@@ -77,7 +77,7 @@ def _postgres_location(text: str) -> StateLocation:
             hint="Use letters, digits and _ (at most 63, not starting with a digit).",
         )
     libpq_query = urlencode([(name, value) for name, value in query if name != "schema"])
-    target = urlunsplit(parts._replace(query=libpq_query))
+    target = _url(parts.scheme, parts.netloc, parts.path, libpq_query)
     display = _without_password(target)
     shown = f"{display}{'&' if '?' in display else '?'}schema={schema}"
     return StateLocation("postgresql", target, shown, schema=schema)
@@ -91,7 +91,13 @@ def _without_password(url: str) -> str:
         userinfo, _, hosts = netloc.rpartition("@")
         netloc = f"{userinfo.split(':', 1)[0]}@{hosts}"
     query = [(n, v) for n, v in parse_qsl(parts.query, keep_blank_values=True) if n != "password"]
-    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query)))
+    return _url(parts.scheme, netloc, parts.path, urlencode(query))
+
+
+def _url(scheme: str, netloc: str, path: str, query: str) -> str:
+    """A URL that keeps ``//`` before an empty host (``urlunsplit`` drops it, and libpq
+    would then not read ``postgresql:/db`` as a URL)."""
+    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
 
 
 def open_records(
