@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,13 +92,18 @@ def _run(command: list[str]) -> None:
         raise RuntimeError(f"{command[0]} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL server binaries on this machine."""
+
+
+@contextmanager
+def running_postgres(*, durable: bool = False) -> Iterator[PostgresServer]:
+    """A new server in a temporary directory, with ``DATABASE`` owned by ``APP_ROLE``;
+    stopped and removed on leaving. ``PostgresUnavailable`` without the binaries. Tests run
+    it without fsync; benchmarks ask for a ``durable`` one, as a production server is."""
     bindir = server_binaries()
     if bindir is None or (os.geteuid() == 0 and shutil.which("runuser") is None):
-        if os.environ.get("CI") == "true":
-            pytest.fail(SERVER_PACKAGE_HINT + " (CI=true: these tests must run, not skip)")
-        pytest.skip(SERVER_PACKAGE_HINT)
+        raise PostgresUnavailable(SERVER_PACKAGE_HINT)
     base = Path(tempfile.mkdtemp(prefix="reconciler-pg-"))
     data = base / "data"
     admin_password, app_password = secrets.token_hex(12), secrets.token_hex(12)
@@ -109,8 +115,10 @@ def postgres_server() -> Iterator[PostgresServer]:
     port = _free_port()
     settings = (
         f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories='' "
-        "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        "-c max_connections=200"
     )
+    if not durable:
+        settings += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     try:
         _run(
             [str(bindir / "initdb"), "-D", str(data), "-U", SUPERUSER, "--pwfile",
@@ -132,6 +140,18 @@ def postgres_server() -> Iterator[PostgresServer]:
         if (data / "postmaster.pid").exists():
             _run([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"])
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One server for the whole session; skipped without binaries, failed under CI=true."""
+    try:
+        with running_postgres() as server:
+            yield server
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{exc} (CI=true: these tests must run, not skip)")
+        pytest.skip(str(exc))
 
 
 @pytest.fixture
