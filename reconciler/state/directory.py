@@ -127,7 +127,7 @@ class DirectoryRecords(SiteRecords):
             text = path.read_bytes()
         meta_line, _, data_line = text.partition(b"\n")
         return _version_info(meta_line, path), check_site(
-            parse_document(data_line, str(path)), self.site, str(path)
+            parse_document(data_line, str(path)), self.site, f"at {path}"
         )
 
     def load(self) -> Snapshot:
@@ -162,7 +162,7 @@ class DirectoryRecords(SiteRecords):
         lease: Lease,
         clear_journal: bool = False,
     ) -> int:
-        check_site(data, self.site, "the records to save")
+        check_site(data, self.site, "given to save")
         version = expected_version + 1
         body = _version_body(
             VersionInfo(version, utc_stamp(), info.saved_by, info.summary, info.plan), data
@@ -289,7 +289,7 @@ class DirectoryRecords(SiteRecords):
         self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes, *, lease: Lease
     ) -> None:
         for _, data in versions:
-            check_site(data, self.site, "the records to import")
+            check_site(data, self.site, "given to import")
         importing = self.directory / "versions.importing"
         with self._lock.fenced(lease), file_errors("import the records", self.directory):
             shutil.rmtree(importing, ignore_errors=True)

@@ -76,7 +76,7 @@ class PostgresRecords(SiteRecords):
             return Snapshot(0, None)
         version, text = row
         data = parse_document(text, self._where(version))
-        return Snapshot(int(version), check_site(data, self.site, self._where(version)))
+        return Snapshot(int(version), check_site(data, self.site, f"at {self._where(version)}"))
 
     def load(self) -> Snapshot:
         with self._db.transaction(self._connection(), "read the records") as conn:
@@ -128,7 +128,7 @@ class PostgresRecords(SiteRecords):
         lease: Lease,
         clear_journal: bool = False,
     ) -> int:
-        check_site(data, self.site, "the records to save")
+        check_site(data, self.site, "given to save")
         text = dump_document(data)
         version = expected_version + 1
         with self._db.transaction(self._connection(), "save the records") as conn:
@@ -239,7 +239,7 @@ class PostgresRecords(SiteRecords):
                 info.saved_by,
                 info.summary,
                 info.plan,
-                dump_document(check_site(data, self.site, "the records to import")),
+                dump_document(check_site(data, self.site, "given to import")),
             )
             for info, data in versions
         ]
