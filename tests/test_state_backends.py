@@ -52,12 +52,15 @@ class Backend:
         return records
 
 
-@pytest.fixture(params=["directory", "postgresql"])
+@pytest.fixture(params=["directory", "postgresql", "postgresql-pooled"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """Each backend; PostgreSQL also through PgBouncer in transaction mode."""
     if request.param == "directory":
         chosen = Backend("directory", str(tmp_path / "state"))
-    else:
+    elif request.param == "postgresql":
         chosen = Backend("postgresql", request.getfixturevalue("postgres_url"))
+    else:
+        chosen = Backend("postgresql", request.getfixturevalue("pooled_postgres_url"))
     yield chosen
     for records in chosen.opened:
         records.close()

@@ -194,3 +194,17 @@ def test_a_holder_cut_off_from_the_database_loses_the_lock_and_its_late_writes_a
             assert taker.save({"site": SITE}, expected_version=0, info=INFO, lease=taken) == 1
         lease.release()  # a lost lease: released without error
     assert os.getpid() == lease.holder.pid
+
+
+def test_a_role_that_may_not_create_the_schema_is_told_what_to_ask_for(
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, opened: list[SiteRecords]
+) -> None:
+    role, password, schema = f"r_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex, fresh_schema()
+    with postgres_server.admin() as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+    monkeypatch.setenv("PGPASSWORD", password)
+    url = f"postgresql://{role}@{postgres_server.host}:{postgres_server.port}/{DATABASE}"
+    with pytest.raises(StateError) as refused:
+        records_at(f"{url}?schema={schema}", opened).load()
+    assert "permission denied for database" in refused.value.message
+    assert f"CREATE SCHEMA {schema} AUTHORIZATION <role>" in str(refused.value.hint)

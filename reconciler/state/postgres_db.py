@@ -100,10 +100,16 @@ class Database:
                 hint=CONNECTION_HINT + " A save cut short may or may not have happened: "
                 "run the command again, it starts from the newest records.",
             )
+        if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+            hint = (
+                f"Let the database role create and use the schema {self.schema!r}, or have it "
+                f"created for it: CREATE SCHEMA {self.schema} AUTHORIZATION <role>."
+            )
+        else:
+            hint = "The database server's log says more."
         return StateError(
             f"Cannot {action}: the PostgreSQL state database {self.display} refused ({detail}).",
-            hint=f"Check that the database role may create and use the schema {self.schema!r} "
-            f"(or have it created: CREATE SCHEMA {self.schema} AUTHORIZATION <role>).",
+            hint=hint,
         )
 
     def connect(self) -> Connection:

@@ -75,19 +75,19 @@ def server_binaries() -> Path | None:
     return found[-1].parent if found else None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
-def _as_server_user(command: list[str]) -> list[str]:
+def as_server_user(command: list[str]) -> list[str]:
     """``command`` as the ``postgres`` system user when we are root (the server refuses root)."""
     return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
 
 
 def _run(command: list[str]) -> None:
-    done = subprocess.run(_as_server_user(command), capture_output=True, text=True, check=False)
+    done = subprocess.run(as_server_user(command), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{command[0]} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
 
@@ -112,7 +112,7 @@ def running_postgres(*, durable: bool = False) -> Iterator[PostgresServer]:
         server_user = pwd.getpwnam("postgres")
         for path in (base, base / "pwfile"):
             os.chown(path, server_user.pw_uid, server_user.pw_gid)
-    port = _free_port()
+    port = free_port()
     settings = (
         f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories='' "
         "-c max_connections=200"
