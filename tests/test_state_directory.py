@@ -150,14 +150,17 @@ def test_an_entry_torn_by_a_crash_is_dropped_and_the_next_one_kept(tmp_path: Pat
 
 def test_a_journal_set_aside_by_a_save_that_never_finished_still_counts(tmp_path: Path) -> None:
     records = saved(tmp_path, records_of())
-    # a save of version 2 with clear_journal died after setting the journal aside
-    (records.directory / "journal.folded-2.jsonl").write_text('{"event": "done", "n": 1}\n')
+    # a save of version 1 died after publishing it, before removing the journal it folded in
+    (records.directory / "journal.folded-1-0c.jsonl").write_text('{"event": "done", "n": 0}\n')
+    # a save of version 2 died after setting the journal aside, before publishing
+    (records.directory / "journal.folded-2-0d.jsonl").write_text('{"event": "done", "n": 1}\n')
     records.journal_path.write_text('{"event": "done", "n": 2}\n')
     assert [e["n"] for e in records.journal_entries()] == [1, 2]
     with records.lock(Holder.current("apply")) as lease:
         records.save(records_of(), expected_version=1, info=INFO, lease=lease,
                      clear_journal=True)  # fmt: skip
     assert records.journal_entries() == []
+    assert list(records.directory.glob("journal*")) == []
 
 
 def test_an_import_cut_short_is_finished_by_the_next_reader(tmp_path: Path) -> None:

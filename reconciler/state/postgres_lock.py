@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
 
 import structlog
 
@@ -60,18 +59,19 @@ def take(
             ),
             [site],
         )
-        token, stored, released, live, held_for, now = conn.execute(
+        row = conn.execute(
             db.q(
                 "SELECT token, holder::text, released, expires_at > clock_timestamp(), "
                 "lease_seconds, clock_timestamp() FROM {s}.leases WHERE site = %s FOR UPDATE"
             ),
             [site],
-        ).fetchone() or (0, "{}", True, False, 0.0, None)
+        ).fetchone()
+        if row is None:  # the row inserted above: only a concurrent DELETE by hand gets here
+            raise StateError(f"The lock of {site} in {db.display} vanished while taken.")
+        token, stored, released, live, held_for, now = row
         previous = Holder.from_data(parse_document(stored, f"{db.display} (lease of {site})"))
         if not released and live:
             return Refusal(previous, float(held_for))
-        if not isinstance(now, datetime):
-            raise StateError(f"The lease of {site} in {db.display} could not be read.")
         holder = replace(holder, since=utc_stamp(now))
         conn.execute(
             db.q(
