@@ -16,7 +16,7 @@ import pytest
 from reconciler.errors import StateError
 from reconciler.state.backend import Holder, LockLost, SaveInfo, SiteRecords, Snapshot
 from reconciler.state.locate import open_records, parse_location
-from tests.support.postgres import APP_ROLE, DATABASE, PostgresServer
+from tests.support.postgres import APP_ROLE, DATABASE, PostgresServer, libpq_environment
 from tests.support.tcp_proxy import TcpProxy
 
 SITE = "https://acme.example.net"
@@ -118,7 +118,8 @@ def test_the_password_is_used_from_every_usual_source_and_never_shown(
 ) -> None:
     good, schema = postgres_server.app_password, fresh_schema()
     base = f"{postgres_server.host}:{postgres_server.port}/{DATABASE}?schema={schema}"
-    monkeypatch.delenv("PGPASSWORD", raising=False)
+    libpq_environment(monkeypatch, good)
+    monkeypatch.delenv("PGPASSWORD")
     shown: list[str] = []
 
     # in the URL: it works, and the location shown and stored has no password
@@ -202,7 +203,7 @@ def test_a_role_that_may_not_create_the_schema_is_told_what_to_ask_for(
     role, password, schema = f"r_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex, fresh_schema()
     with postgres_server.admin() as admin:
         admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
-    monkeypatch.setenv("PGPASSWORD", password)
+    libpq_environment(monkeypatch, password)
     url = f"postgresql://{role}@{postgres_server.host}:{postgres_server.port}/{DATABASE}"
     with pytest.raises(StateError) as refused:
         records_at(f"{url}?schema={schema}", opened).load()

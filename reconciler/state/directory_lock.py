@@ -164,7 +164,9 @@ class SiteLock:
             if current is not None and not current.get("released"):
                 previous = Holder.from_data(current.get("holder") or {})
                 live = float(current["expires_at"]) > time.time()
-                if live and self._holder_alive():
+                with file_errors("lock the records", self.lock_path):
+                    alive = live and self._holder_alive()
+                if alive:
                     return Refusal(previous, float(current.get("lease_seconds") or 0))
                 took_over_from = previous
             token = (current["token"] if current else 0) + 1

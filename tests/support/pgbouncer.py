@@ -22,7 +22,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.support.postgres import APP_ROLE, DATABASE, PostgresServer, as_server_user, free_port
+from tests.support.postgres import (
+    APP_ROLE,
+    DATABASE,
+    PostgresServer,
+    as_server_user,
+    free_port,
+    libpq_environment,
+)
 
 PGBOUNCER_HINT = (
     "Tests through a transaction pooler need PgBouncer: install the Debian package "
@@ -69,7 +76,12 @@ def _wait_until_it_answers(port: int, password: str) -> None:
     while True:
         try:
             psycopg.connect(
-                host="127.0.0.1", port=port, user=APP_ROLE, password=password, dbname=DATABASE
+                host="127.0.0.1",
+                port=port,
+                user=APP_ROLE,
+                password=password,
+                dbname=DATABASE,
+                sslmode="disable",
             ).close()
             return
         except psycopg.OperationalError:
@@ -83,6 +95,6 @@ def pooled_postgres_url(
     postgres_server: PostgresServer, pgbouncer_port: int, monkeypatch: pytest.MonkeyPatch
 ) -> str:
     """Like ``postgres_url``, through PgBouncer in transaction mode."""
-    monkeypatch.setenv("PGPASSWORD", postgres_server.app_password)
+    libpq_environment(monkeypatch, postgres_server.app_password)
     schema = f"t_{os.urandom(6).hex()}"
     return postgres_server.url(schema=schema, port=pgbouncer_port)

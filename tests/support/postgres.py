@@ -62,6 +62,7 @@ class PostgresServer:
             user=SUPERUSER,
             password=self.admin_password,
             dbname=DATABASE,
+            sslmode="disable",
             autocommit=True,
         )
 
@@ -131,7 +132,7 @@ def running_postgres(*, durable: bool = False) -> Iterator[PostgresServer]:
         server = PostgresServer("127.0.0.1", port, admin_password, app_password)
         with psycopg.connect(
             host=server.host, port=port, user=SUPERUSER, password=admin_password,
-            dbname="postgres", autocommit=True,
+            dbname="postgres", sslmode="disable", autocommit=True,
         ) as conn:  # fmt: skip
             conn.execute(f"CREATE ROLE {APP_ROLE} LOGIN PASSWORD '{app_password}'")
             conn.execute(f"CREATE DATABASE {DATABASE} OWNER {APP_ROLE}")
@@ -154,9 +155,17 @@ def postgres_server() -> Iterator[PostgresServer]:
         pytest.skip(str(exc))
 
 
+def libpq_environment(monkeypatch: pytest.MonkeyPatch, password: str) -> None:
+    """Only ``PGPASSWORD`` of libpq's variables: a developer's ``PGSSLMODE``, ``PGSERVICE``
+    or ``PGHOST`` must not change what the tests connect to."""
+    for name in [name for name in os.environ if name.startswith("PG")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PGPASSWORD", password)
+
+
 @pytest.fixture
 def postgres_url(postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> str:
     """The URL of a fresh schema of the records database, as a user writes it (``--state``);
     the password is in ``PGPASSWORD`` as a CI job would give it (child processes inherit it)."""
-    monkeypatch.setenv("PGPASSWORD", postgres_server.app_password)
+    libpq_environment(monkeypatch, postgres_server.app_password)
     return postgres_server.url(schema=f"t_{uuid.uuid4().hex[:12]}")
