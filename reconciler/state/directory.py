@@ -62,6 +62,7 @@ from reconciler.state.files import (
     read_file,
     replace_file,
 )
+from reconciler.state.leases import check_lease_seconds
 
 PLAN_KEY_BYTES = 32
 _VERSION_FILE = re.compile(r"^(\d{10})\.json$")
@@ -295,7 +296,7 @@ class DirectoryRecords(SiteRecords):
         wait_seconds: float = 0.0,
         lease_seconds: float | None = None,
     ) -> Lease:
-        lease = self.lease_seconds if lease_seconds is None else lease_seconds
+        lease = check_lease_seconds(self.lease_seconds if lease_seconds is None else lease_seconds)
         return self._lock.acquire(holder, wait_seconds=wait_seconds, lease_seconds=lease)
 
     def import_site(

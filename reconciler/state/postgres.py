@@ -37,7 +37,7 @@ from reconciler.state.documents import (
     parse_stamp,
     utc_stamp,
 )
-from reconciler.state.leases import Refusal, lock_lost, wait_for_lock
+from reconciler.state.leases import Refusal, check_lease_seconds, lock_lost, wait_for_lock
 from reconciler.state.postgres_db import Connection, Database
 from reconciler.state.postgres_lock import PostgresLease, fence, take
 
@@ -178,7 +178,9 @@ class PostgresRecords(SiteRecords):
         wait_seconds: float = 0.0,
         lease_seconds: float | None = None,
     ) -> Lease:
-        seconds = self.lease_seconds if lease_seconds is None else lease_seconds
+        seconds = check_lease_seconds(
+            self.lease_seconds if lease_seconds is None else lease_seconds
+        )
 
         def attempt() -> Lease | Refusal:
             taken = take(self._db, self._connection(), self.site, holder, seconds)
