@@ -8,7 +8,12 @@ import pytest
 
 from tests.support.figures import summary_lines, tally
 from tests.support.loopback import TRANSCRIPTS
+from tests.support.pgbouncer import pgbouncer_port, pooled_postgres_url
+from tests.support.postgres import postgres_server, postgres_url
 from tests.support.secret_scan import ScanReport
+
+# the real PostgreSQL server (and PgBouncer in front of it), for the state tests
+__all__ = ["pgbouncer_port", "pooled_postgres_url", "postgres_server", "postgres_url"]
 
 _ENVIRONMENT_LEAKS = (
     "SITE_URL",

@@ -5,6 +5,8 @@ Layout under the state directory (a runner's ``.reconciler/`` or a disk shared b
     sites/<host_port_path>-<8 hex of sha256(site)>/     mode 700, one per site URL
         versions/0000000001.json ...   one file per saved version, never changed once there
         journal.jsonl                  the apply journal, one fsynced JSON line per entry
+        journal.folded-N-*.jsonl       a journal a clearing save of version N set aside:
+                                       still read until version N exists, then removed
         plan.key                       the site's plan key (32 random bytes)
         lock, lease.json, gate         the site lock (see ``directory_lock``)
 
@@ -25,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import re
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -59,10 +62,11 @@ from reconciler.state.files import (
     read_file,
     replace_file,
 )
+from reconciler.state.leases import check_lease_seconds
 
 PLAN_KEY_BYTES = 32
 _VERSION_FILE = re.compile(r"^(\d{10})\.json$")
-_FOLDED_JOURNAL = re.compile(r"^journal\.folded-(\d+)\.jsonl$")
+_FOLDED_JOURNAL = re.compile(r"^journal\.folded-(\d+)-[0-9a-f]+\.jsonl$")
 
 
 def site_directory_name(site: str) -> str:
@@ -127,7 +131,7 @@ class DirectoryRecords(SiteRecords):
             text = path.read_bytes()
         meta_line, _, data_line = text.partition(b"\n")
         return _version_info(meta_line, path), check_site(
-            parse_document(data_line, str(path)), self.site, str(path)
+            parse_document(data_line, str(path)), self.site, f"at {path}"
         )
 
     def load(self) -> Snapshot:
@@ -162,7 +166,7 @@ class DirectoryRecords(SiteRecords):
         lease: Lease,
         clear_journal: bool = False,
     ) -> int:
-        check_site(data, self.site, "the records to save")
+        check_site(data, self.site, "given to save")
         version = expected_version + 1
         body = _version_body(
             VersionInfo(version, utc_stamp(), info.saved_by, info.summary, info.plan), data
@@ -177,8 +181,7 @@ class DirectoryRecords(SiteRecords):
                 if set_aside is not None:
                     os.replace(set_aside, self.journal_path)
                 raise self._conflict(expected_version, version)
-            if set_aside is not None:
-                set_aside.unlink()
+            self._drop_folded_journals(version)
             self._retire_legacy(journal_too=clear_journal)
         return version
 
@@ -237,13 +240,29 @@ class DirectoryRecords(SiteRecords):
                 os.close(fd)
 
     def _set_journal_aside(self, version: int) -> Path | None:
-        """Rename the journal to ``journal.folded-<version>.jsonl`` before ``version`` is
-        published: it still counts until that version exists, and never after."""
+        """Rename the journal to ``journal.folded-<version>-<random>.jsonl`` before
+        ``version`` is published: it still counts until that version exists, and never after.
+        The random part keeps one left by a crashed save apart from ours."""
         if not self.journal_path.exists():
             return None
-        aside = self.directory / f"journal.folded-{version}.jsonl"
+        aside = self.directory / f"journal.folded-{version}-{secrets.token_hex(4)}.jsonl"
         os.replace(self.journal_path, aside)
         return aside
+
+    def _folded_journals(self) -> list[tuple[int, Path]]:
+        """Journals set aside by saves, with the version each save was to publish."""
+        return sorted(
+            (int(m.group(1)), self.directory / m.group(0))
+            for m in map(_FOLDED_JOURNAL.match, _names_in(self.directory))
+            if m
+        )
+
+    def _drop_folded_journals(self, published: int) -> None:
+        """Once version ``published`` exists, the journals set aside for it (or, after a
+        crash, for an earlier one) are folded in: they go."""
+        for version, path in self._folded_journals():
+            if version <= published:
+                path.unlink()
 
     def journal_entries(self) -> list[dict[str, Any]]:
         entries: list[dict[str, Any]] = []
@@ -251,12 +270,7 @@ class DirectoryRecords(SiteRecords):
             if self.legacy_journal.exists() and self._legacy_journal_is_ours():
                 entries += _journal_lines(self.legacy_journal, strict=False)
             newest = (self._version_numbers() or [0])[-1]
-            folded = sorted(
-                (int(m.group(1)), self.directory / m.group(0))
-                for m in map(_FOLDED_JOURNAL.match, _names_in(self.directory))
-                if m
-            )
-            for version, path in folded:
+            for version, path in self._folded_journals():
                 if version > newest:  # set aside by a save that never published
                     entries += _journal_lines(path, strict=True)
             entries += _journal_lines(self.journal_path, strict=True)
@@ -282,14 +296,14 @@ class DirectoryRecords(SiteRecords):
         wait_seconds: float = 0.0,
         lease_seconds: float | None = None,
     ) -> Lease:
-        lease = self.lease_seconds if lease_seconds is None else lease_seconds
+        lease = check_lease_seconds(self.lease_seconds if lease_seconds is None else lease_seconds)
         return self._lock.acquire(holder, wait_seconds=wait_seconds, lease_seconds=lease)
 
     def import_site(
         self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes, *, lease: Lease
     ) -> None:
         for _, data in versions:
-            check_site(data, self.site, "the records to import")
+            check_site(data, self.site, "given to import")
         importing = self.directory / "versions.importing"
         with self._lock.fenced(lease), file_errors("import the records", self.directory):
             shutil.rmtree(importing, ignore_errors=True)

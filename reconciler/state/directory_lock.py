@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import StateError
-from reconciler.state.backend import Holder, Lease
+from reconciler.state.backend import Holder, Lease, LockLost
 from reconciler.state.documents import dump_document, parse_document, utc_stamp
 from reconciler.state.files import file_errors, fsync_directory, private_directory, replace_file
 from reconciler.state.leases import Heartbeat, Refusal, lock_lost, wait_for_lock
@@ -164,7 +164,9 @@ class SiteLock:
             if current is not None and not current.get("released"):
                 previous = Holder.from_data(current.get("holder") or {})
                 live = float(current["expires_at"]) > time.time()
-                if live and self._holder_alive():
+                with file_errors("lock the records", self.lock_path):
+                    alive = live and self._holder_alive()
+                if alive:
                     return Refusal(previous, float(current.get("lease_seconds") or 0))
                 took_over_from = previous
             token = (current["token"] if current else 0) + 1
@@ -197,8 +199,9 @@ class SiteLock:
             poll_seconds=POLL_SECONDS,
         )
 
-    def check_held(self, token: int) -> None:
-        """``LockLost`` unless lease ``token`` is the current, unexpired one. Under the gate."""
+    def check_held(self, token: int) -> dict[str, Any]:
+        """The lease file's content if lease ``token`` is the current, unexpired one, else
+        ``LockLost``. Under the gate."""
         current = self._read()
         if (
             current is None
@@ -207,14 +210,14 @@ class SiteLock:
             or float(current["expires_at"]) <= time.time()
         ):
             raise lock_lost(self.site, token)
+        return current
 
     def renew(self, token: int, lease_seconds: float) -> bool:
         with self.gate():
             try:
-                self.check_held(token)
-            except StateError:
+                current = self.check_held(token)
+            except LockLost:
                 return False
-            current = self._read() or {}
             self._write({**current, "expires_at": time.time() + lease_seconds})
         return True
 

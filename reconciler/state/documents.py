@@ -75,11 +75,12 @@ def dump_document(data: Any) -> str:
 
 
 def check_site(data: dict[str, Any], site: str, where: str) -> dict[str, Any]:
-    """``data`` when it belongs to ``site``: records of another site are never used."""
+    """``data`` when it belongs to ``site``: records of another site are never used.
+    ``where`` completes "The records …": ``at /path``, ``given to save``."""
     recorded = data.get("site")
     if recorded != site:
         raise StateError(
-            f"The records at {where} belong to {recorded!r}, not to {site!r}: they are not used.",
+            f"The records {where} belong to {recorded!r}, not to {site!r}: they are not used.",
             hint="Point the tool at the records of this site (--state), or check the site URL.",
         )
     return data

@@ -1,0 +1,114 @@
+"""From the text a user gives (``--state``, ``RECONCILER_STATE``, ``site.state``) to records.
+
+* ``postgresql://…`` or ``postgres://…``: a PostgreSQL database, in libpq's URL form, with one
+  query parameter of ours, ``schema=NAME`` (default ``reconciler``), taken out before libpq
+  sees the URL. Anything libpq accepts works (``sslmode``, ``host=/socket/dir``, a service…).
+* ``file:///path``, or a plain path: a directory; a relative path is taken from ``base_dir``
+  (the manifest's directory), so a command means the same wherever it is run from.
+
+Anything else is refused: a location the tool half understood would put records where no
+other runner finds them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+
+from reconciler.errors import ConfigError
+from reconciler.state.backend import DEFAULT_LEASE_SECONDS, SiteRecords, StateLocation
+from reconciler.state.leases import check_lease_seconds
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_POSTGRES_SCHEMES = ("postgresql", "postgres")
+_HINT = (
+    "Give a directory (a path or file:///path) or a PostgreSQL URL "
+    "(postgresql://USER@HOST:PORT/DATABASE?schema=NAME)."
+)
+
+
+def parse_location(text: str, *, base_dir: Path) -> StateLocation:
+    """Where the records live; ``ConfigError`` for anything not clearly one of the two."""
+    text = text.strip()
+    if not text:
+        raise ConfigError("The state location is empty.", hint=_HINT)
+    scheme = _SCHEME.match(text)
+    kind = scheme.group(1).lower() if scheme else ""
+    if kind in _POSTGRES_SCHEMES:
+        return _postgres_location(text)
+    if kind == "file":
+        return _directory_location(_file_url_path(text), base_dir)
+    if scheme and len(kind) > 1:  # one letter: a Windows drive, which is a path
+        raise ConfigError(
+            f"The state location {_without_password(text)!r} has an unknown scheme {kind!r}.",
+            hint=_HINT,
+        )
+    return _directory_location(text, base_dir)
+
+
+def _directory_location(path_text: str, base_dir: Path) -> StateLocation:
+    path = Path(path_text).expanduser()
+    if not path.is_absolute():
+        path = base_dir / path
+    resolved = str(path.resolve())
+    return StateLocation("directory", resolved, resolved)
+
+
+def _file_url_path(text: str) -> str:
+    parts = urlsplit(text)
+    if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
+        raise ConfigError(
+            f"The state location {text!r} is not a local file URL.",
+            hint="Write a directory as file:///absolute/path, or as a plain path.",
+        )
+    return unquote(parts.path)
+
+
+def _postgres_location(text: str) -> StateLocation:
+    parts = urlsplit(text)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [value for name, value in query if name == "schema"]
+    schema = schemas[-1] if schemas else "reconciler"
+    if not _SCHEMA_NAME.match(schema):
+        raise ConfigError(
+            f"The schema name {schema!r} in the state location is not a plain identifier.",
+            hint="Use letters, digits and _ (at most 63, not starting with a digit).",
+        )
+    libpq_query = urlencode([(name, value) for name, value in query if name != "schema"])
+    target = _url(parts.scheme, parts.netloc, parts.path, libpq_query)
+    display = _without_password(target)
+    shown = f"{display}{'&' if '?' in display else '?'}schema={schema}"
+    return StateLocation("postgresql", target, shown, schema=schema)
+
+
+def _without_password(url: str) -> str:
+    """``url`` with any password (in the user part or a ``password=`` parameter) removed."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hosts = netloc.rpartition("@")
+        netloc = f"{userinfo.split(':', 1)[0]}@{hosts}"
+    query = [(n, v) for n, v in parse_qsl(parts.query, keep_blank_values=True) if n != "password"]
+    return _url(parts.scheme, netloc, parts.path, urlencode(query))
+
+
+def _url(scheme: str, netloc: str, path: str, query: str) -> str:
+    """A URL that keeps ``//`` before an empty host (``urlunsplit`` drops it, and libpq
+    would then not read ``postgresql:/db`` as a URL)."""
+    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+
+
+def open_records(
+    location: StateLocation, site: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS
+) -> SiteRecords:
+    """The records of ``site`` at ``location``; nothing is opened or created until used."""
+    check_lease_seconds(lease_seconds)
+    if location.kind == "postgresql":
+        from reconciler.state.postgres import PostgresRecords  # psycopg only when needed
+
+        return PostgresRecords(location, site, lease_seconds=lease_seconds)
+    from reconciler.state.directory import DirectoryRecords
+
+    return DirectoryRecords(Path(location.target), site, lease_seconds=lease_seconds)

@@ -1,0 +1,150 @@
+"""Connections to the PostgreSQL state database, and its errors in words a user can act on.
+
+Connections are plain psycopg 3 connections in autocommit mode, and every piece of work runs
+in an explicit ``BEGIN … COMMIT`` (``transaction``), with ``prepare_threshold=None``: nothing
+is kept in the session between transactions (no prepared statements, ``SET``, temporary
+tables or session advisory locks), so the backend works through a pooler in transaction mode
+(PgBouncer, RDS Proxy, Supavisor) as well as directly.
+
+The password is libpq's business: in the URL, ``PGPASSWORD``, ``~/.pgpass`` or a service file.
+It never appears in a message: ``display`` is the URL without it, and libpq's own error text
+is scrubbed of any password the tool could know of before it is shown.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from reconciler.api.config import MASK
+from reconciler.errors import StateError
+from reconciler.state.backend import StateLocation
+from reconciler.state.postgres_schema import ensure_schema
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+DEFAULT_SCHEMA = "reconciler"
+CONNECTION_DEFAULTS = {
+    "connect_timeout": "10",
+    # A holder whose network vanished notices within ~25 s instead of the kernel's hours.
+    "keepalives": "1",
+    "keepalives_idle": "10",
+    "keepalives_interval": "5",
+    "keepalives_count": "3",
+    "application_name": "site-reconciler",
+}
+IDLE_IN_TRANSACTION_SECONDS = 15
+TRANSACTION_SETTINGS = sql.SQL(
+    f"SET LOCAL idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'"
+)
+"""A runner that vanishes in the middle of a transaction would hold its row locks (the lease
+row among them) until the server's TCP keepalive noticed, hours later by default; the server
+ends such a session after this long instead. ``SET LOCAL`` lasts for the transaction only."""
+CONNECTION_HINT = (
+    "Check the URL, that the server runs and accepts connections from here, and the "
+    "credentials (PGPASSWORD, ~/.pgpass or a service file)."
+)
+
+
+class Database:
+    """Where the records live in PostgreSQL: the connection string, schema and statements."""
+
+    def __init__(self, location: StateLocation) -> None:
+        self.display = location.display
+        self.schema = location.schema or DEFAULT_SCHEMA
+        try:
+            given = conninfo_to_dict(location.target)
+        except psycopg.ProgrammingError as exc:
+            raise StateError(
+                f"The PostgreSQL location {self.display} is not a valid connection URL.",
+                hint="Write it as postgresql://USER@HOST:PORT/DATABASE?schema=NAME.",
+            ) from exc
+        defaults = {k: v for k, v in CONNECTION_DEFAULTS.items() if k not in given}
+        self._conninfo = make_conninfo(location.target, **defaults)
+        self._secrets = [
+            str(value)
+            for value in (given.get("password"), os.environ.get("PGPASSWORD"))
+            if value and len(str(value)) >= 3
+        ]
+        self._statements: dict[str, sql.Composed] = {}
+        self._schema_ready = False
+
+    def q(self, text: str) -> sql.Composed:
+        """``text`` with ``{s}`` standing for the schema, quoted as an identifier."""
+        statement = self._statements.get(text)
+        if statement is None:
+            statement = sql.SQL(text).format(s=sql.Identifier(self.schema))
+            self._statements[text] = statement
+        return statement
+
+    def scrub(self, text: str) -> str:
+        """``text`` without any password the tool knows of."""
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
+
+    def error(self, exc: psycopg.Error, action: str) -> StateError:
+        """One message for a database failure met while trying to ``action``."""
+        detail = self.scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+        detail = detail or type(exc).__name__
+        if isinstance(exc, psycopg.OperationalError):
+            return StateError(
+                f"Cannot {action}: the PostgreSQL state database {self.display} could not be "
+                f"reached ({detail}).",
+                hint=CONNECTION_HINT + " A save cut short may or may not have happened: "
+                "run the command again, it starts from the newest records.",
+            )
+        if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+            hint = (
+                f"Let the database role create and use the schema {self.schema!r}, or have it "
+                f"created for it: CREATE SCHEMA {self.schema} AUTHORIZATION <role>."
+            )
+        else:
+            hint = "The database server's log says more."
+        return StateError(
+            f"Cannot {action}: the PostgreSQL state database {self.display} refused ({detail}).",
+            hint=hint,
+        )
+
+    def connect(self) -> Connection:
+        """A new connection with the schema in place; ``StateError`` when it cannot be had."""
+        try:
+            conn = psycopg.connect(self._conninfo, autocommit=True, prepare_threshold=None)
+        except psycopg.Error as exc:
+            raise self.error(exc, "open the records") from None
+        if not self._schema_ready:
+            try:
+                ensure_schema(conn, self.schema)
+            except psycopg.Error as exc:
+                conn.close()
+                raise self.error(exc, "prepare the records' tables") from None
+            except BaseException:
+                conn.close()
+                raise
+            self._schema_ready = True
+        return conn
+
+    @contextmanager
+    def transaction(self, conn: Connection, action: str) -> Iterator[Connection]:
+        """One ``BEGIN … COMMIT``; a database error rolls it back and becomes ``StateError``."""
+        try:
+            with conn.transaction():
+                conn.execute(TRANSACTION_SETTINGS)
+                yield conn
+        except psycopg.Error as exc:
+            raise self.error(exc, action) from None
+
+    def execute_alone(
+        self, conn: Connection, action: str, query: sql.Composed, params: list[Any]
+    ) -> int:
+        """One statement in a transaction of its own; the number of rows it touched."""
+        try:
+            return conn.execute(query, params).rowcount
+        except psycopg.Error as exc:
+            raise self.error(exc, action) from None
