@@ -13,13 +13,13 @@ from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
     assume_no_groups_option,
+    locking_site_options,
     replace_option,
-    site_options,
 )
 from reconciler.cli.plan import warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.review import TerminalReview
-from reconciler.cli.target import open_site, read_plan
+from reconciler.cli.target import locate, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
 from reconciler.errors import EXIT_ERROR, EXIT_OK
@@ -35,11 +35,18 @@ async def _apply(
     )
     manifest = None if saved else load_desired(tuple(str(p) for p in source))
     paths = saved.manifest_files if saved else tuple(str(p) for p in source)
-    site_url = saved.site if saved else manifest.desired.site_url if manifest else None
+    desired = manifest.desired if manifest else None
+    target = locate(
+        opts,
+        paths,
+        manifest_site_url=desired.site_url if desired else None,
+        manifest_state=desired.state if desired else None,
+        plan=saved,
+    )
     with TerminalProgress("Reading the site") as progress:
         review = TerminalReview(progress, color=opts.color, auto_approve=auto_approve)
         command = "apply " + " ".join(str(p) for p in source)
-        async with open_site(opts, paths, site_url, progress, command=command) as site:
+        async with open_site(opts, target, progress, command=command) as site:
             if saved is not None:
                 result = await workflow.apply_saved(
                     saved, site, options, review, progress.action_done
@@ -54,7 +61,7 @@ async def _apply(
 
 @cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("source", type=click.Path(exists=True, path_type=Path), nargs=-1, required=True)
-@site_options
+@locking_site_options
 @click.option(
     "--auto-approve",
     is_flag=True,

@@ -10,12 +10,12 @@ import click
 from reconciler.cli import EXIT_CODES_HELP, cli
 from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
-from reconciler.cli.options import SiteOptions, site_options
+from reconciler.cli.options import SiteOptions, locking_site_options, site_options
 from reconciler.cli.progress import TerminalProgress
-from reconciler.cli.target import open_site
+from reconciler.cli.target import locate, open_site
 from reconciler.engine import workflow
 from reconciler.engine.export import Export
-from reconciler.errors import EXIT_OK, ReconcilerError
+from reconciler.errors import EXIT_OK
 
 
 def _is_directory_target(out: str) -> bool:
@@ -27,25 +27,26 @@ def _write(export: Export, out: str | None) -> list[str]:
     if out is None:
         click.echo(export.single_file(), nl=False)
         return []
-    try:
-        if _is_directory_target(out):
-            directory = Path(out)
-            for name, text in export.files().items():
-                write_private_file(directory / name, text, what="the exported manifest")
-            return [str(directory)]
-        write_private_file(Path(out), export.single_file(), what="the exported manifest")
-    except OSError as exc:
-        raise ReconcilerError(f"Cannot write the exported manifest to {out}: {exc}.") from None
+    if _is_directory_target(out):
+        directory = Path(out)
+        for name, text in export.files().items():
+            write_private_file(directory / name, text, what="the exported manifest")
+        return [str(directory)]
+    write_private_file(Path(out), export.single_file(), what="the exported manifest")
     return [out]
 
 
 async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
     manifest = load_desired(paths)
+    target = locate(
+        opts,
+        paths,
+        manifest_site_url=manifest.desired.site_url,
+        manifest_state=manifest.desired.state,
+    )
     with TerminalProgress("Reading the site") as progress:
         command = "adopt " + " ".join(paths)
-        async with open_site(
-            opts, paths, manifest.desired.site_url, progress, command=command
-        ) as site:
+        async with open_site(opts, target, progress, command=command) as site:
             adoption = await workflow.adopt(manifest, site)
     for line in adoption.adopted:
         click.echo(f"  adopted {line}")
@@ -91,9 +92,8 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool) -> int:
 
     async def run() -> Export:
         with TerminalProgress("Reading the site") as progress:
-            async with open_site(
-                site_opts, (out,) if out else (), None, progress, command="export"
-            ) as site:
+            target = locate(site_opts, (out,) if out else ())
+            async with open_site(site_opts, target, progress, command="export") as site:
                 return await workflow.export(site)
 
     exported = asyncio.run(run())
@@ -109,7 +109,7 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool) -> int:
 
 @cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@site_options
+@locking_site_options
 def adopt(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     """Record the objects the manifest names that exist on the site as managed.
 

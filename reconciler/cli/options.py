@@ -1,4 +1,9 @@
-"""Options shared by the commands that talk to a site, and the object they fill in."""
+"""Options the commands share, in groups, so that each command takes only those that act.
+
+``command_options(SITE, CONNECTION, RECORDS, OUTPUT)`` adds the options of those groups to a
+command, which receives them packed in one ``SiteOptions`` (``site_opts``). ``state show`` has
+no use for ``--concurrency``; ``plan`` has no lock to wait for.
+"""
 
 from __future__ import annotations
 
@@ -6,111 +11,183 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+
+from reconciler.state.backend import DEFAULT_LEASE_SECONDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True, slots=True)
 class SiteOptions:
-    site: str | None
-    sandbox: bool
-    sandbox_seed: Path | None
-    state_dir: Path | None
-    credentials: Path | None
-    api_format: str
-    concurrency: int
-    rate_limit: float | None
-    log_format: str
-    verbose: int
-    color: bool
+    """Everything the shared options say; a field whose option a command lacks keeps its default."""
+
+    site: str | None = None
+    sandbox: bool = False
+    sandbox_seed: Path | None = None
+    credentials: Path | None = None
+    api_format: str = "json"
+    concurrency: int = 8
+    rate_limit: float | None = None
+    timeout: float | None = None
+    state: str | None = None
+    state_dir: Path | None = None
+    lock_timeout: float = 0.0
+    lock_lease: float = DEFAULT_LEASE_SECONDS
+    log_format: str = "auto"
+    verbose: int = 0
+    no_color: bool = False
+
+    @property
+    def color(self) -> bool:
+        """Colour only on a terminal, and never when asked not to (``--no-color``, NO_COLOR)."""
+        return not self.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def site_options(command: F) -> F:
-    """Add the options every site command shares; the command receives ``site_opts``."""
-
-    @click.option(
+SITE = (
+    click.option(
         "--site",
         metavar="URL",
         help="Site address (overrides SITE_URL and the manifest's site.url).",
-    )
-    @click.option(
+    ),
+    click.option(
         "--sandbox",
         is_flag=True,
-        help="Run against the embedded sandbox site (state under the state directory) "
-        "instead of a real site. No credentials needed.",
-    )
-    @click.option(
+        help="Use the embedded sandbox site instead of a real one (no server, no credentials; "
+        "its database lives in .reconciler/sandbox/ beside the manifest).",
+    ),
+)
+SANDBOX_SEED = (
+    click.option(
         "--sandbox-seed",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Seed file for a new embedded sandbox (default: the example seed, "
-        "examples/sandbox-seed.yaml).",
-    )
-    @click.option(
-        "--state-dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Where the tool keeps its records (default: .reconciler/ beside the manifest).",
-    )
-    @click.option(
+        help="Seed file for a new embedded sandbox (default: the example seed shipped inside "
+        "the tool, which holds the users of examples/site.yaml).",
+    ),
+)
+CONNECTION = (
+    click.option(
         "--credentials",
         type=click.Path(dir_okay=False, path_type=Path),
         envvar="SITE_CREDENTIALS_FILE",
         help="YAML file with api_key and api_secret (mode 600). Default: the SITE_API_KEY and "
         "SITE_API_SECRET environment variables.",
-    )
-    @click.option(
+    ),
+    click.option(
         "--api-format",
         type=click.Choice(["json", "xml"]),
         default="json",
         show_default=True,
         help="Response format to ask the site for (xml for sites or proxies that pass only XML).",
-    )
-    @click.option(
+    ),
+    click.option(
         "--concurrency",
         type=click.IntRange(1, 64),
         default=8,
         show_default=True,
         help="Most API calls in flight at once.",
-    )
-    @click.option(
+    ),
+    click.option(
         "--rate-limit",
         type=click.FloatRange(min=0.1),
         default=None,
         metavar="N",
         help="Most API calls a second (default: no limit).",
-    )
-    @click.option(
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=1.0),
+        default=None,
+        metavar="SECONDS",
+        help="Most time one API call may take, its whole answer included (default: 60).",
+    ),
+)
+RECORDS = (
+    click.option(
+        "--state",
+        metavar="LOCATION",
+        help="Where the tool's records live: a postgresql:// URL (password from PGPASSWORD, "
+        ".pgpass or a service file; add ?schema=NAME to share a database) or a directory. "
+        "Default: RECONCILER_STATE, else site.state in the manifest, else .reconciler/ beside "
+        "the manifest. Give every runner of a pipeline the same one.",
+    ),
+    click.option(
+        "--state-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Keep the records in this directory (the directory form of --state).",
+    ),
+)
+LOCK = (
+    click.option(
+        "--lock-timeout",
+        type=click.FloatRange(min=0.0),
+        default=0.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="How long to wait for another runner's lock on this site's records before "
+        "refusing (0: refuse at once, naming the holder).",
+    ),
+    click.option(
+        "--lock-lease",
+        type=click.FloatRange(min=1.0, max=600.0),
+        default=DEFAULT_LEASE_SECONDS,
+        show_default=True,
+        metavar="SECONDS",
+        help="How soon the lock is free again if this runner dies or loses its connection.",
+    ),
+)
+OUTPUT = (
+    click.option(
         "--log-format",
         type=click.Choice(["auto", "console", "json"]),
         default="auto",
         show_default=True,
-        help="Log format on stderr: console on a terminal, json for log collectors.",
-    )
-    @click.option("-v", "--verbose", count=True, help="-v logs every API call, -vv debug.")
-    @click.option("--no-color", is_flag=True, help="Plain text output even on a terminal.")
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        no_color = kwargs.pop("no_color")
-        kwargs["site_opts"] = SiteOptions(
-            site=kwargs.pop("site"),
-            sandbox=kwargs.pop("sandbox"),
-            sandbox_seed=kwargs.pop("sandbox_seed"),
-            state_dir=kwargs.pop("state_dir"),
-            credentials=kwargs.pop("credentials"),
-            api_format=kwargs.pop("api_format"),
-            concurrency=kwargs.pop("concurrency"),
-            rate_limit=kwargs.pop("rate_limit"),
-            log_format=kwargs.pop("log_format"),
-            verbose=kwargs.pop("verbose"),
-            color=not no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ,
-        )
-        return command(*args, **kwargs)
+        help="Log format on stderr (with -v): console on a terminal, json for log collectors.",
+    ),
+    click.option("-v", "--verbose", count=True, help="-v logs every API call, -vv debug."),
+    click.option("--no-color", is_flag=True, help="Plain text output even on a terminal."),
+)
+PLAIN_OUTPUT = (OUTPUT[2],)
 
-    return wrapper  # type: ignore[return-value]
+_FIELDS = {f.name for f in fields(SiteOptions)}
+
+
+def command_options(*groups: tuple[Callable[[F], F], ...]) -> Callable[[F], F]:
+    """Add the options of ``groups`` to a command; it receives them as ``site_opts``."""
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name) for name in list(kwargs) if name in _FIELDS}
+            if given.get("state") and given.get("state_dir"):
+                raise click.UsageError("Give either --state or --state-dir, not both.")
+            kwargs["site_opts"] = SiteOptions(**given)
+            return command(*args, **kwargs)
+
+        decorated: Any = wrapper
+        for group in reversed(groups):
+            for option in reversed(group):
+                decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate
+
+
+site_options = command_options(SITE, SANDBOX_SEED, CONNECTION, RECORDS, OUTPUT)
+"""Every command that reads the site: plan, drift, export."""
+
+locking_site_options = command_options(SITE, SANDBOX_SEED, CONNECTION, RECORDS, LOCK, OUTPUT)
+"""Every command that reads the site and changes the records: apply, adopt."""
+
+records_options = command_options(SITE, RECORDS, PLAIN_OUTPUT)
+"""Commands that only read the records: state show, state history."""
+
+locking_records_options = command_options(SITE, RECORDS, LOCK, PLAIN_OUTPUT)
+"""Commands that change the records without the site: state forget, state migrate."""
 
 
 output_format = click.option(

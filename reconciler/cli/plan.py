@@ -18,7 +18,7 @@ from reconciler.cli.options import (
     site_options,
 )
 from reconciler.cli.progress import TerminalProgress
-from reconciler.cli.target import open_site
+from reconciler.cli.target import locate, open_site
 from reconciler.engine import workflow
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
@@ -38,10 +38,14 @@ async def _plan(
     paths: tuple[str, ...], opts: SiteOptions, options: PlanOptions, out: Path | None
 ) -> Plan:
     manifest = load_desired(paths)
+    target = locate(
+        opts,
+        paths,
+        manifest_site_url=manifest.desired.site_url,
+        manifest_state=manifest.desired.state,
+    )
     with TerminalProgress("Reading the site") as progress:
-        async with open_site(
-            opts, paths, manifest.desired.site_url, progress, command="plan " + " ".join(paths)
-        ) as site:
+        async with open_site(opts, target, progress, command="plan " + " ".join(paths)) as site:
             plan = await workflow.make_plan(manifest, site, options)
             if out is not None:
                 write_private_file(out, workflow.save_plan(plan, site), what="the plan")
@@ -111,10 +115,14 @@ def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str) -> int:
 
     async def run() -> dict[str, object]:
         manifest = load_desired(paths)
+        target = locate(
+            site_opts,
+            paths,
+            manifest_site_url=manifest.desired.site_url,
+            manifest_state=manifest.desired.state,
+        )
         with TerminalProgress("Reading the site") as progress:
-            async with open_site(
-                site_opts, paths, manifest.desired.site_url, progress, command="drift"
-            ) as site:
+            async with open_site(site_opts, target, progress, command="drift") as site:
                 return await workflow.drift(manifest, site)
 
     report = asyncio.run(run())

@@ -1,57 +1,147 @@
-"""``reconciler state``: look at, and correct, what the tool has recorded about a site."""
+"""``reconciler state``: look at, correct and move what the tool has recorded about a site.
+
+These commands never change the site. They take the site (``--site``, ``--sandbox`` or a
+manifest's ``site.url``) and the records' location (``--state`` and the usual defaults), never
+credentials: the records are not read from the site.
+"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
 from reconciler.cli import cli
-from reconciler.cli.options import SiteOptions, site_options
-from reconciler.cli.target import state_store_for
+from reconciler.cli.manifest_input import load_desired
+from reconciler.cli.options import (
+    SiteOptions,
+    locking_records_options,
+    records_options,
+)
+from reconciler.cli.target import Target, locate, records_at
 from reconciler.engine import ledger, workflow
-from reconciler.errors import EXIT_OK
+from reconciler.engine.records import Records
+from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.state.backend import Holder
+from reconciler.state.locate import open_records, parse_location
+from reconciler.state.migrate import copy_site
+
+MANIFEST = click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[MANIFEST]...")
+
+
+def _target(opts: SiteOptions, paths: tuple[str, ...]) -> Target:
+    """The site and records a state command means: as plan would, for the same manifest."""
+    if not paths:
+        return locate(opts)
+    desired = load_desired(paths).desired
+    return locate(opts, paths, manifest_site_url=desired.site_url, manifest_state=desired.state)
 
 
 @cli.group()
 def state() -> None:
-    """Show or correct the tool's records of a site (.reconciler/ by default).
+    """Show, correct or move the tool's records of a site (never changes the site).
 
-    The site cannot report user groups' members, root_access or whether an override is on,
-    so the tool records them. These commands never change the site.
+    The site cannot report user groups or their members, root_access or whether an override
+    is on, so the tool records what it created, adopted and applied. Every save keeps a
+    version: `state history` lists them.
+
+    \b
+    Examples:
+      reconciler state show site/
+      reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"
     """
 
 
 @state.command("show")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
-@site_options
-def show(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
-    """Print the records of the site as JSON. PATHS (a manifest) locate the state directory."""
-    with state_store_for(site_opts, paths, None) as store:
-        click.echo(json.dumps(ledger.read(store).records.to_data(), indent=1))
+@MANIFEST
+@records_options
+@click.option("--version", "version", type=click.IntRange(min=1), help="Show this saved version.")
+def show(paths: tuple[str, ...], site_opts: SiteOptions, version: int | None) -> int:
+    """Print the records of the site as JSON (the newest, or --version N)."""
+    target = _target(site_opts, paths)
+    with records_at(site_opts, target) as store:
+        if version is None:
+            reading = ledger.read(store)
+            records, number = reading.records, reading.version
+        else:
+            snapshot = store.load_version(version)
+            records = Records.from_data(snapshot.data, site=store.site, where=store.location)
+            number = snapshot.version
+        if number == 0 and records.empty:
+            click.echo(f"No records for {store.site} in {store.location}.", err=True)
+            return EXIT_ERROR
+    click.echo(json.dumps(records.to_data(), indent=1))
+    return EXIT_OK
+
+
+@state.command("history")
+@MANIFEST
+@records_options
+def history(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
+    """List every saved version of the site's records: when, by whom, for which plan."""
+    target = _target(site_opts, paths)
+    with records_at(site_opts, target) as store:
+        versions = store.history()
+        if not versions:
+            click.echo(f"No records for {store.site} in {store.location}.", err=True)
+            return EXIT_ERROR
+        click.echo(f"Records of {store.site} in {store.location}:")
+        for info in versions:
+            plan = f" [plan {info.plan[:12]}]" if info.plan else ""
+            click.echo(
+                f"  {info.version:>4}  {info.saved_at}  {info.saved_by}{plan}: {info.summary}"
+            )
     return EXIT_OK
 
 
 @state.command("forget")
 @click.argument("kind", type=click.Choice(["workspace", "group"]))
 @click.argument("name")
-@click.option(
-    "--manifest",
-    "paths",
-    multiple=True,
-    type=click.Path(exists=True),
-    help="The manifest, to locate the state directory beside it.",
-)
-@site_options
+@MANIFEST
+@locking_records_options
 def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     """Drop the record of one workspace or group (the site is not changed).
 
-    Use it when a record is wrong: for instance a group that an interrupted apply may have
-    created on a site that does not list groups, which you checked does not exist.
+    Use it when a record is wrong: a group that an interrupted apply may have created on a
+    site that does not list groups, which you checked does not exist; or an object missing
+    on the site that should not be created again.
     """
-    with state_store_for(site_opts, paths, None) as store:
+    target = _target(site_opts, paths)
+    with records_at(site_opts, target) as store:
         holder = Holder.current(f"state forget {kind} {name}")
-        workflow.forget(store, holder, kind, name)  # type: ignore[arg-type]
+        workflow.forget(store, holder, kind, name, wait_seconds=site_opts.lock_timeout)  # type: ignore[arg-type]
     click.echo(f'Forgot the record of {kind} "{name}". The site was not changed.')
+    return EXIT_OK
+
+
+@state.command("migrate")
+@MANIFEST
+@locking_records_options
+@click.option(
+    "--to",
+    "destination",
+    required=True,
+    metavar="LOCATION",
+    help="Where to copy the records: a postgresql:// URL or a directory.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite records at the destination even when they are newer.",
+)
+def migrate(paths: tuple[str, ...], site_opts: SiteOptions, destination: str, force: bool) -> int:
+    """Copy the site's records, every version and the plan key, to another location.
+
+    The source is where the records are now (--state and the usual defaults). Use it to move
+    a team's records from .reconciler/ to PostgreSQL, or back. It refuses to overwrite newer
+    records at the destination unless --force. Then point every runner at the destination.
+    """
+    target = _target(site_opts, paths)
+    to = parse_location(destination, base_dir=Path.cwd())
+    source = records_at(site_opts, target)
+    holder = Holder.current("state migrate")
+    with source, open_records(to, source.site, lease_seconds=site_opts.lock_lease) as copy:
+        summary = copy_site(source, copy, holder=holder, force=force)
+    click.echo(summary)
     return EXIT_OK

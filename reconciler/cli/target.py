@@ -1,8 +1,14 @@
-"""Open the site a command works on: a real site, or the embedded sandbox.
+"""What a command works on: which site, where its records live, and the open connection.
 
-The embedded sandbox (``--sandbox``) is the sandbox's ASGI app mounted in-process, its SQLite
-database under the state directory, so ``plan``/``apply``/``drift`` can be tried and tested
-with no server and no credentials.
+The site: ``--site``, else ``SITE_URL``, else a saved plan's site, else the manifest's
+``site.url``; or the embedded sandbox (``--sandbox``), the sandbox's ASGI app mounted
+in-process with its SQLite database in ``.reconciler/sandbox/``, so ``plan``/``apply``/``drift``
+can be tried and tested with no server and no credentials.
+
+The records: ``--state``, else ``--state-dir``, else ``RECONCILER_STATE``, else the location a
+saved plan was made with, else the manifest's ``site.state``, else ``.reconciler/`` beside the
+manifest. A saved plan carries its location, so ``apply plan.json`` uses the records the plan
+was made against from any directory.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,22 +31,75 @@ from reconciler.engine.plan_file import PlanFile, read_plan_file
 from reconciler.engine.workflow import Site
 from reconciler.errors import ConfigError, ReconcilerError
 from reconciler.logs import configure_logging
-from reconciler.state.backend import Holder, SiteRecords
-from reconciler.state.directory import DirectoryRecords
+from reconciler.state.backend import Holder, SiteRecords, StateLocation
 from reconciler.state.files import private_directory
+from reconciler.state.locate import open_records, parse_location
 
 SANDBOX_URL = "https://sandbox.invalid"
 """The embedded sandbox's address: never resolved, the transport is in-process."""
 
+STATE_VARIABLE = "RECONCILER_STATE"
 
-def state_dir_for(opts: SiteOptions, manifest_paths: tuple[str, ...]) -> Path:
-    """``--state-dir``, or ``.reconciler/`` beside the (first) manifest, or in the cwd."""
-    if opts.state_dir is not None:
-        return opts.state_dir
-    if manifest_paths:
-        first = Path(manifest_paths[0])
-        return (first if first.is_dir() else first.parent) / ".reconciler"
-    return Path(".reconciler")
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a command works, before anything is opened."""
+
+    site_url: str | None  # None: a real site whose URL the credentials step settles
+    state: StateLocation
+    home: Path  # the directory beside the manifest (or the working directory)
+
+    @property
+    def sandbox_dir(self) -> Path:
+        """The embedded sandbox's database: beside the records when they are a directory."""
+        base = Path(self.state.target) if self.state.kind == "directory" else self.home
+        return base / "sandbox"
+
+
+def manifest_home(manifest_paths: tuple[str, ...]) -> Path:
+    """The directory a manifest's relative paths (``.reconciler``, ``site.state``) start from."""
+    if not manifest_paths:
+        return Path.cwd()
+    first = Path(manifest_paths[0])
+    return (first if first.is_dir() else first.parent).resolve()
+
+
+def locate(
+    opts: SiteOptions,
+    manifest_paths: tuple[str, ...] = (),
+    *,
+    manifest_site_url: str | None = None,
+    manifest_state: str | None = None,
+    plan: PlanFile | None = None,
+) -> Target:
+    """The site and the records a command means, by the precedence in the module doc."""
+    home = manifest_home(manifest_paths)
+    cwd = Path.cwd()
+    if opts.state:
+        state = parse_location(opts.state, base_dir=cwd)
+    elif opts.state_dir is not None:
+        state = parse_location(str(opts.state_dir), base_dir=cwd)
+    elif os.environ.get(STATE_VARIABLE):
+        state = parse_location(os.environ[STATE_VARIABLE], base_dir=cwd)
+    elif plan is not None and plan.state:
+        state = parse_location(plan.state, base_dir=cwd)
+    elif manifest_state:
+        state = parse_location(manifest_state, base_dir=home)
+    else:
+        state = parse_location(".reconciler", base_dir=home)
+    if opts.sandbox:
+        if opts.site:
+            raise ConfigError("Give either --site or --sandbox, not both.")
+        return Target(SANDBOX_URL, state, home)
+    given = opts.site or os.environ.get("SITE_URL") or (plan.site if plan else manifest_site_url)
+    return Target(check_site_url(given) if given else None, state, home)
+
+
+def records_at(opts: SiteOptions, target: Target) -> SiteRecords:
+    """The records of the target's site; only for commands that need no connection."""
+    if target.site_url is None:
+        raise ConfigError("Which site? Give --site URL (or SITE_URL), or --sandbox.")
+    return open_records(target.state, target.site_url, lease_seconds=opts.lock_lease)
 
 
 def read_plan(path: Path) -> PlanFile:
@@ -56,7 +116,7 @@ def default_seed() -> Path:
 
 
 def _embedded_sandbox(
-    state_dir: Path, opts: SiteOptions
+    sandbox_dir: Path, opts: SiteOptions
 ) -> tuple[ClientConfig, httpx.AsyncBaseTransport]:
     from reconciler.sandbox.app import create_app
     from reconciler.sandbox.seed import load_seed_file
@@ -68,9 +128,8 @@ def _embedded_sandbox(
     except ValueError as exc:
         raise ConfigError(f"The sandbox seed {seed_path} is not usable: {exc}") from None
     admin = _seed_admin(seed, seed_path)
-    db_dir = state_dir / "sandbox"
-    private_directory(db_dir)
-    app = create_app(seed=seed, db_path=str(db_dir / "site.db"))
+    private_directory(sandbox_dir)
+    app = create_app(seed=seed, db_path=str(sandbox_dir / "site.db"))
     config = ClientConfig(
         site_url=SANDBOX_URL,
         api_key=admin["api_key"],
@@ -79,6 +138,8 @@ def _embedded_sandbox(
         concurrency=opts.concurrency,
         rate_limit=opts.rate_limit,
     )
+    if opts.timeout:
+        config = replace(config, timeout=opts.timeout)
     return config, SandboxTransport(app)
 
 
@@ -88,57 +149,36 @@ def _seed_admin(seed: dict[str, Any], path: Path) -> dict[str, Any]:
             return dict(user)
     raise ConfigError(
         f"The sandbox seed {path} has no administrator with api_key and api_secret.",
-        hint="Add one, as examples/sandbox-seed.yaml does.",
+        hint="Add one with admin: true, api_key and api_secret, as the shipped seed has.",
     )
-
-
-def records_for(opts: SiteOptions, manifest_paths: tuple[str, ...], site_url: str) -> SiteRecords:
-    """Where the records of ``site_url`` live, as the options and the manifest say."""
-    return DirectoryRecords(state_dir_for(opts, manifest_paths), site_url)
-
-
-def state_store_for(
-    opts: SiteOptions, manifest_paths: tuple[str, ...], manifest_site_url: str | None
-) -> SiteRecords:
-    """The records of the site the options name, without opening a connection."""
-    if opts.sandbox:
-        url = SANDBOX_URL
-    else:
-        given = opts.site or os.environ.get("SITE_URL") or manifest_site_url
-        if not given:
-            raise ConfigError("Which site? Give --site URL (or SITE_URL), or --sandbox.")
-        url = check_site_url(given)
-    return records_for(opts, manifest_paths, url)
 
 
 @asynccontextmanager
 async def open_site(
     opts: SiteOptions,
-    manifest_paths: tuple[str, ...] = (),
-    manifest_site_url: str | None = None,
+    target: Target,
     progress: Progress | None = None,
     *,
-    command: str = "",
+    command: str,
 ) -> AsyncIterator[Site]:
-    """The site to work on, with its client open for the duration of the block."""
+    """The site to work on, with its client and records open for the duration of the block."""
     configure_logging(opts.log_format, opts.verbose)  # type: ignore[arg-type]
-    state_dir = state_dir_for(opts, manifest_paths)
     transport: httpx.AsyncBaseTransport | None = None
     if opts.sandbox:
-        if opts.site:
-            raise ConfigError("Give either --site or --sandbox, not both.")
-        config, transport = _embedded_sandbox(state_dir, opts)
+        config, transport = _embedded_sandbox(target.sandbox_dir, opts)
     else:
         config = load_client_config(
             opts.site,
-            manifest_site_url,
+            target.site_url,
             str(opts.credentials) if opts.credentials else None,
             os.environ,
             response_format=opts.api_format,
             concurrency=opts.concurrency,
             rate_limit=opts.rate_limit,
+            timeout=opts.timeout,
         )
-    holder = Holder.current(command or "reconciler")
-    with records_for(opts, manifest_paths, config.site_url) as store:
+    records = open_records(target.state, config.site_url, lease_seconds=opts.lock_lease)
+    holder = Holder.current(command)
+    with records as store:
         async with SiteClient(config, transport=transport) as client:
-            yield Site(client, store, holder, progress)
+            yield Site(client, store, holder, progress, opts.lock_timeout)

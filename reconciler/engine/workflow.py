@@ -467,10 +467,15 @@ async def adopt(manifest: Manifest, site: Site) -> Adoption:
 
 
 def forget(
-    store: SiteRecords, holder: Holder, kind: Literal["workspace", "group"], name: str
+    store: SiteRecords,
+    holder: Holder,
+    kind: Literal["workspace", "group"],
+    name: str,
+    *,
+    wait_seconds: float = 0.0,
 ) -> None:
     """Drop the record of one object (the site is not changed)."""
-    with ledger.locked(store, holder) as state:
+    with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
         table = state.records.workspaces if kind == "workspace" else state.records.groups
         if name not in table:
             raise ReconcilerError(

@@ -70,8 +70,29 @@ def _installed_version(conn: psycopg.Connection[tuple[object, ...]], schema: str
     return int(version) if isinstance(version, int) else 0
 
 
+CREATION_RACES = (
+    psycopg.errors.UniqueViolation,
+    psycopg.errors.DuplicateObject,
+    psycopg.errors.DuplicateSchema,
+    psycopg.errors.DuplicateTable,
+)
+"""What a runner that waited on the advisory lock may still meet: the lock does not make it
+re-read the catalogue, so a schema another runner just created can look absent for one more
+statement. Trying again sees it."""
+
+
 def ensure_schema(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> None:
     """Create or migrate ``schema`` to ``SCHEMA_VERSION``; at most one runner does the work."""
+    for attempt in range(3):
+        try:
+            _ensure_schema(conn, schema)
+            return
+        except CREATION_RACES:
+            if attempt == 2:
+                raise
+
+
+def _ensure_schema(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> None:
     with conn.transaction():
         installed = _installed_version(conn, schema)
     if installed == SCHEMA_VERSION:
