@@ -6,7 +6,8 @@ Modules, in the order a call passes through them:
 * ``methods``   -- the method table: one row per API method (verb, success keys, decoder)
 * ``signing``   -- pure HMAC signing of GET URLs and POST bodies
 * ``ratelimit`` -- the token bucket behind ``--rate-limit``
-* ``client``    -- ``SiteClient``: the one ``_call`` path every method takes
+* ``client``    -- ``SiteClient``: one typed method per API method, saying what it sends
+* ``caller``    -- the one path every call takes (slot, rate limit, deadline, retries, log)
 * ``body``      -- reading an answer within the size cap, decompressing in bounded pieces
 * ``boundary``  -- what came back (an answer or an exception) to a record or one ``SiteError``
 * ``scrub``     -- signatures and credentials out of every text the site sent

@@ -19,6 +19,9 @@ import httpx
 
 ACCEPT_ENCODING = "gzip, deflate"
 _INFLATED = {"gzip", "x-gzip", "deflate"}
+_PIECE = 256 * 2**10
+"""The most bytes inflated in one step: zlib grows its output buffer by copying, so one big
+step would briefly need twice its size."""
 
 
 class _Inflater:
@@ -28,9 +31,9 @@ class _Inflater:
         self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 32)
 
     def pieces(self, data: bytes, room: int) -> Iterator[bytes]:
-        """``data`` inflated, in pieces of at most ``room`` bytes each (``room`` >= 1)."""
+        """``data`` inflated, in pieces of at most ``room`` (>= 1) bytes each."""
         while data:
-            piece = self._zlib.decompress(data, room)
+            piece = self._zlib.decompress(data, min(room, _PIECE))
             data = self._zlib.unconsumed_tail
             yield piece
             if not piece and self._zlib.eof:
