@@ -31,7 +31,8 @@ _PARAMETER = re.compile(
     rf"({_NAMES})(\s*[\"']?\s*(?:=|%3D|:)\s*[\"']?)((?:[^&\s'\"<>,;%)\]}}]|%(?!26))+)",
     re.IGNORECASE,
 )
-_HEX_RUN = re.compile(r"[0-9a-fA-F]{64,}")
+_HEX_RUN_LENGTH = 64
+_HEX_RUN = re.compile(rf"[0-9a-fA-F]{{{_HEX_RUN_LENGTH},}}")
 _SHORTEST_KNOWN_VALUE = 6
 """Known values shorter than this are not searched for: masking every "ab" would garble text,
 and no real key or secret is that short."""
@@ -45,7 +46,12 @@ def scrub_patterns(text: str) -> str:
 
 
 class Scrubber:
-    """Scrubs texts and answer documents for one client, whose credentials it knows."""
+    """Scrubs texts and answer documents for one client, whose credentials it knows.
+
+    Most answers hold nothing to scrub, so a document is first searched as a whole -- its
+    strings joined and lowercased, for the parameter names and the known values; the few
+    strings long enough, for a hex run -- and walked string by string only on a hit.
+    """
 
     def __init__(self, api_key: str, api_secret: Secret) -> None:
         secret = api_secret.reveal()
@@ -61,12 +67,11 @@ class Scrubber:
                 self._known[quote(value, safe="")] = shown
         known = "|".join(re.escape(value) for value in sorted(self._known, key=len, reverse=True))
         self._known_pattern = re.compile(known) if known else None
-        trigger = f"{_NAMES}|[0-9a-fA-F]{{64}}" + (f"|{known}" if known else "")
-        self._trigger = re.compile(trigger, re.IGNORECASE)
+        self._words = (*_NAMES.split("|"), *{value.lower() for value in self._known})
 
     def text(self, text: str) -> str:
-        """``text`` with credentials and signatures masked; unchanged text costs one search."""
-        if not self._trigger.search(text):
+        """``text`` with credentials and signatures masked."""
+        if not self._suspect([text]):
             return text
         if self._known_pattern is not None:
             text = self._known_pattern.sub(lambda m: self._known[m.group(0)], text)
@@ -74,10 +79,34 @@ class Scrubber:
 
     def document(self, value: Any) -> Any:
         """A parsed answer with every string in it (keys included) scrubbed."""
+        strings: list[str] = []
+        _collect(value, strings)
+        return self._walk(value) if self._suspect(strings) else value
+
+    def _suspect(self, texts: list[str]) -> bool:
+        joined = "\n".join(texts).lower()
+        if any(word in joined for word in self._words):
+            return True
+        return any(len(text) >= _HEX_RUN_LENGTH and _HEX_RUN.search(text) for text in texts)
+
+    def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {self.text(str(key)): self.document(item) for key, item in value.items()}
+            return {self.text(str(key)): self._walk(item) for key, item in value.items()}
         if isinstance(value, list):
-            return [self.document(item) for item in value]
+            return [self._walk(item) for item in value]
         return value
+
+
+def _collect(value: Any, strings: list[str]) -> None:
+    """Every string of a parsed answer, keys included, appended to ``strings``."""
+    if isinstance(value, str):
+        strings.append(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            strings.append(str(key))
+            _collect(item, strings)
+    elif isinstance(value, list):
+        for item in value:
+            _collect(item, strings)
