@@ -122,7 +122,7 @@ class Boundary:
         """The outcome of an attempt that raised ``exc`` (an httpx error, or ``TimeoutError``
         when the call's deadline passed); ``sent`` is False when the request never left."""
         if isinstance(exc, TimeoutError):
-            what = f"no complete answer within {self._timeout:g} s (--timeout)"
+            what = f"no complete answer within the --timeout of {self._timeout:g} s"
         else:
             detail = self._scrubber.text(_without_queries(str(exc)))
             what = f"{type(exc).__name__}: {detail or 'no detail'}"
