@@ -1,14 +1,18 @@
 """Structured logging: one event per API call, readable on a terminal, JSON for machines.
 
 ``configure_logging`` sets structlog up to write to stderr (stdout belongs to plans and
-reports). Verbosity 0 shows warnings (retries, failures), 1 one info event per call, 2 debug.
+reports). Verbosity 0 (the default) shows only warnings that concern the whole run (an apply
+lock taken over): nothing per call, so an expected failure -- a wrong secret, an unreachable
+site -- ends as the command's one error message. 1 (``-v``) adds one info event per request,
+retries and failures included; 2 (``-vv``) debug.
 
 Secrets are kept out by construction -- the client never hands the secret or a signature to
-the logger -- and, as defence in depth, by :func:`redact`: any key named like a secret or a
-signature is replaced, ``api_key`` values are masked, ``signature=...`` in any text is cut,
-and tracebacks are rendered as plain text (never with local variables) and scrubbed the same
-way. The stdlib loggers of httpx and httpcore, which print full request URLs (signature
-included) at INFO and DEBUG, are held at WARNING.
+the logger, and scrubs what the site says before it is logged -- and, as defence in depth, by
+:func:`redact`: any key named like a secret or a signature is replaced, ``api_key`` values
+are masked, credential parameters and signature-shaped hex in any text are cut
+(``reconciler.api.scrub``), and tracebacks are rendered as plain text (never with local
+variables) and scrubbed the same way. The stdlib loggers of httpx and httpcore, which print
+full request URLs (signature included) at INFO and DEBUG, are held at WARNING.
 """
 
 from __future__ import annotations
@@ -24,17 +28,12 @@ import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
 from reconciler.api.config import MASK, mask_key
+from reconciler.api.scrub import scrub_patterns
 
 LogFormat = Literal["auto", "console", "json"]
 
 _SECRET_KEY = re.compile(r"secret|signature|password|passwd|token|authorization", re.IGNORECASE)
-_SECRET_IN_TEXT = re.compile(r"(signature|api_secret|secret)(=|%3D|:\s*)[^&\s'\"]+", re.IGNORECASE)
 _QUIET_LOGGERS = ("httpx", "httpcore", "hpack")
-
-
-def scrub_text(text: str) -> str:
-    """``text`` with any ``signature=…`` (or ``secret=…``) value replaced by a mask."""
-    return _SECRET_IN_TEXT.sub(lambda match: match.group(1) + match.group(2) + MASK, text)
 
 
 def redact(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> EventDict:
@@ -47,7 +46,7 @@ def redact(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> EventDi
         elif key == "api_key" and isinstance(value, str):
             event_dict[key] = mask_key(value)
         elif isinstance(value, str):
-            event_dict[key] = scrub_text(value)
+            event_dict[key] = scrub_patterns(value)
     return event_dict
 
 

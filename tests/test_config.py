@@ -152,6 +152,65 @@ def test_a_pasted_api_address_is_trimmed_to_the_site() -> None:
     assert check_site_url("https://acme.example.net/api/") == "https://acme.example.net"
 
 
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("HTTPS://Acme.Example.NET/", "https://acme.example.net"),
+        ("https://acme.example.net:443", "https://acme.example.net"),
+        ("https://acme.example.net:8443/", "https://acme.example.net:8443"),
+        ("http://LOCALHOST:80/", "http://localhost"),
+        ("http://127.0.0.1:8800", "http://127.0.0.1:8800"),
+        ("http://[::1]:80/x/", "http://[::1]/x"),
+        ("https://acme.example.net/Files/A/", "https://acme.example.net/Files/A"),
+        ("  https://acme.example.net:/  ", "https://acme.example.net"),
+    ],
+)
+def test_one_site_has_one_normal_form(url: str, normal: str) -> None:
+    assert check_site_url(url) == normal
+    assert check_site_url(normal) == normal
+
+
+def test_sites_on_different_paths_stay_different_sites() -> None:
+    assert check_site_url("https://h.example/a") != check_site_url("https://h.example/b")
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("https://h.example:99999", "invalid port"),
+        ("https://h.example:abc", "invalid port"),
+        ("https://h.example:0", "invalid port"),
+        ("http://[::1", "malformed"),
+        ("https://[::1/x", "malformed"),
+    ],
+)
+def test_malformed_site_urls_get_one_clear_message(url: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=words) as caught:
+        ClientConfig(url, "k", Secret("s"))
+    assert caught.value.hint is not None and "--site" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    ("site", "env_url", "manifest", "note"),
+    [
+        (None, "https://b.example", "https://a.example", "Using SITE_URL https://b.example "
+         "(the manifest's site.url is https://a.example)"),
+        ("https://b.example", None, "https://a.example", "Using --site https://b.example "
+         "(the manifest's site.url is https://a.example)"),
+        (None, "https://B.example:443/", "https://b.example", None),  # the same site
+        (None, "https://b.example", None, None),
+        (None, None, "https://a.example", None),
+        (None, "https://b.example", "https://a.example:99999", "Using SITE_URL "
+         "https://b.example instead of the manifest's site.url"),
+    ],
+)  # fmt: skip
+def test_a_site_url_overriding_a_different_manifest_site_is_noted(
+    site: str | None, env_url: str | None, manifest: str | None, note: str | None
+) -> None:
+    env = {**ENV, **({"SITE_URL": env_url} if env_url else {})}
+    assert load_client_config(site, manifest, None, env).site_note == note
+
+
 def test_overrides_apply_and_none_means_default() -> None:
     config = load_client_config(
         "https://a.example", None, None, ENV, concurrency=3, rate_limit=None, response_format="xml"

@@ -1,26 +1,32 @@
-"""The pure decoders: every quirk of the notes, every error shape, and bodies that are junk.
+"""The pure decoders and the boundary: every quirk of the notes, every error shape, junk.
 
-Cases are data: each row is (decoder, body as the site would send it, expected record). JSON
-and XML bodies go through the same ``load_document`` the client uses, so a row checks both
-the format handling and the decoder.
+Cases are data: each row is (method row, body as the site would send it, expected record).
+JSON and XML bodies go through the same ``load_document`` the client uses and the value is
+found under one of the row's success keys, so a row checks the format handling, the table
+row and its decoder. Error bodies go through the client's ``Boundary``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
-from collections.abc import Callable
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.api import answers, decode
+from reconciler.api import boundary, methods
+from reconciler.api.boundary import Answer, Boundary
+from reconciler.api.config import ClientConfig, Secret
+from reconciler.api.decode import Payload
 from reconciler.api.errors import (
     AuthenticationError,
     InvalidRequest,
     NotFound,
+    OutcomeUnknown,
     PermissionDenied,
     ProtocolError,
     RateLimited,
@@ -28,6 +34,7 @@ from reconciler.api.errors import (
     SiteError,
     SiteRefusal,
 )
+from reconciler.api.methods import ApiMethod
 from reconciler.api.records import (
     GroupCreated,
     LocationEntry,
@@ -42,7 +49,8 @@ from reconciler.api.records import (
 )
 from reconciler.api.xmlcodec import load_document
 
-Decoder = Callable[[object], Any]
+Method = ApiMethod[Any]
+BOUNDARY = Boundary(ClientConfig("https://acme.example.net", "key-for-tests", Secret("s3cret!")))
 
 ALL_PERMISSIONS = frozenset(
     {
@@ -62,12 +70,16 @@ ALL_PERMISSIONS = frozenset(
 )
 
 
-def payload(body: str | dict[str, Any]) -> Any:
-    """The value under the single top-level key of a JSON or XML body."""
+def decoded(
+    method: Method, body: str | dict[str, Any], params: dict[str, str] | None = None
+) -> Any:
+    """``body`` (JSON or XML) read as ``method``'s answer: its one top-level key must be one of
+    the row's success keys, and the value under it goes through the row's decoder."""
     raw = json.dumps(body).encode() if isinstance(body, dict) else body.encode()
-    document = load_document(raw, method="test")
-    assert len(document) == 1
-    return next(iter(document.values()))
+    document = load_document(raw, method=method.name)
+    (key,) = document
+    assert key in method.keys
+    return method.decoder(Payload(document[key], method.name, key, params or {}))
 
 
 USER_INFO_JSON = {
@@ -155,27 +167,24 @@ TEAM_A_INFO = WorkspaceInfo(
     frozenset({"download_notifications"}),
 )
 
-add_to_group = decode.membership_decoder("add_to_user_group", "addToUserGroup")
-remove_from_ws = decode.membership_decoder("remove_from_workspace", "removeFromWorkspace")
-
-CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
-    ("user_info json", decode.decode_user_info, USER_INFO_JSON, ALICE),
-    ("user_info xml", decode.decode_user_info, USER_INFO_XML, ALICE),
+CASES: list[tuple[str, Method, str | dict[str, Any], object]] = [
+    ("user_info json", methods.USER_INFO, USER_INFO_JSON, ALICE),
+    ("user_info xml", methods.USER_INFO, USER_INFO_XML, ALICE),
     (
         "user_info minimal, optional fields missing",
-        decode.decode_user_info,
+        methods.USER_INFO,
         {"userInfo": {"id": "1", "username": "admin", "admin": "1"}},
         BARE_USER,
     ),
     (
         "user_info xml, empty workspaces element",
-        decode.decode_user_info,
+        methods.USER_INFO,
         "<userInfo><id>1</id><username>admin</username><admin>1</admin><workspaces/></userInfo>",
         BARE_USER,
     ),
     (
         "user_info, one unwrapped workspace",
-        decode.decode_user_info,
+        methods.USER_INFO,
         {
             "userInfo": {
                 "id": 1,
@@ -190,7 +199,7 @@ CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
     ),
     (
         "user_list page, wrapped and unwrapped",
-        decode.decode_user_list,
+        methods.USER_LIST,
         {
             "userList": {
                 "users": [
@@ -203,17 +212,17 @@ CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
     ),
     (
         "user_list xml",
-        decode.decode_user_list,
+        methods.USER_LIST,
         "<userList><users><user><id>2</id><username>b</username><email>b@x</email>"
         "<lastName>null</lastName></user></users></userList>",
         (UserSummary(2, "b", "b@x"),),
     ),
-    ("user_list xml empty", decode.decode_user_list, "<userList><users/></userList>", ()),
-    ("user_list json empty", decode.decode_user_list, {"userList": {"users": []}}, ()),
-    ("location access xml", decode.decode_users_location_access, LOCATION_XML, LOCATION_ENTRIES),
+    ("user_list xml empty", methods.USER_LIST, "<userList><users/></userList>", ()),
+    ("user_list json empty", methods.USER_LIST, {"userList": {"users": []}}, ()),
+    ("location access xml", methods.USERS_LOCATION_ACCESS, LOCATION_XML, LOCATION_ENTRIES),
     (
         "location access json",
-        decode.decode_users_location_access,
+        methods.USERS_LOCATION_ACCESS,
         {
             "usersLocationAccess": [
                 {"id": 1, "username": "admin", "email": "a@x", "admin": 1, "uType": 1},
@@ -224,31 +233,31 @@ CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
     ),
     (
         "location access xml empty",
-        decode.decode_users_location_access,
+        methods.USERS_LOCATION_ACCESS,
         "<usersLocationAccess/>",
         (),
     ),
     (
         "location access xml null",
-        decode.decode_users_location_access,
+        methods.USERS_LOCATION_ACCESS,
         "<usersLocationAccess>null</usersLocationAccess>",
         (),
     ),
     (
         "location access json null",
-        decode.decode_users_location_access,
+        methods.USERS_LOCATION_ACCESS,
         {"usersLocationAccess": None},
         (),
     ),
     (
         "permissions of an admin: nulls",
-        decode.decode_user_permissions_location,
+        methods.USER_PERMISSIONS_LOCATION,
         {"userPermissionsLocation": {"userId": 1, "admin": None, "uploadFiles": None}},
         LocationPermissions(1, None, dict.fromkeys(sorted(ALL_PERMISSIONS))),
     ),
     (
         "permissions xml: null text and numbers",
-        decode.decode_user_permissions_location,
+        methods.USER_PERMISSIONS_LOCATION,
         "<userPermissionsLocation><userId>2</userId><admin>0</admin><uploadFiles>1</uploadFiles>"
         "<deleteFiles>0</deleteFiles><renameFiles>null</renameFiles></userPermissionsLocation>",
         LocationPermissions(
@@ -259,25 +268,25 @@ CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
     ),
     (
         "workspace_list current form",
-        decode.decode_workspace_list,
+        methods.WORKSPACE_LIST,
         {"workspaceList": {"workspaces": [WS_ENTRY], "totalWorkspaces": 1}},
         (TEAM_A,),
     ),
     (
         "workspace_list legacy bare list",
-        decode.decode_workspace_list,
+        methods.WORKSPACE_LIST,
         {"workspaceList": [WS_ENTRY]},
         (TEAM_A,),
     ),
     (
         "workspace_list wrapped entries",
-        decode.decode_workspace_list,
+        methods.WORKSPACE_LIST,
         {"workspaceList": {"workspaces": [{"workspace": WS_ENTRY}], "totalWorkspaces": "1"}},
         (TEAM_A,),
     ),
     (
         "workspace_list xml current form",
-        decode.decode_workspace_list,
+        methods.WORKSPACE_LIST,
         "<workspaceList><workspaces><workspace><id>3</id><workspaceName>Team A</workspaceName>"
         "<workspacePath>/Team_A_workspace/</workspacePath><listed>1</listed></workspace>"
         "</workspaces><totalWorkspaces>1</totalWorkspaces></workspaceList>",
@@ -285,7 +294,7 @@ CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
     ),
     (
         "workspace_list xml legacy",
-        decode.decode_workspace_list,
+        methods.WORKSPACE_LIST,
         "<workspaceList><workspace><id>3</id><workspaceName>Team A</workspaceName>"
         "<workspacePath>/Team_A_workspace/</workspacePath><listed>1</listed></workspace>"
         "</workspaceList>",
@@ -293,101 +302,101 @@ CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
     ),
     (
         "workspace_list xml empty",
-        decode.decode_workspace_list,
+        methods.WORKSPACE_LIST,
         "<workspaceList><workspaces/><totalWorkspaces>0</totalWorkspaces></workspaceList>",
         (),
     ),
-    ("workspace_list xml legacy empty", decode.decode_workspace_list, "<workspaceList/>", ()),
+    ("workspace_list xml legacy empty", methods.WORKSPACE_LIST, "<workspaceList/>", ()),
     (
         "workspace_list, path missing: derived",
-        decode.decode_workspace_list,
+        methods.WORKSPACE_LIST,
         {"workspaceList": [{"id": 3, "workspaceName": "Team A"}]},
         (WorkspaceEntry(3, "Team A", "/Team_A_workspace/", None),),
     ),
-    ("workspace_info json", decode.decode_workspace_info, WORKSPACE_INFO_JSON, TEAM_A_INFO),
-    ("workspace_info xml", decode.decode_workspace_info, WORKSPACE_INFO_XML, TEAM_A_INFO),
+    ("workspace_info json", methods.WORKSPACE_INFO, WORKSPACE_INFO_JSON, TEAM_A_INFO),
+    ("workspace_info xml", methods.WORKSPACE_INFO, WORKSPACE_INFO_XML, TEAM_A_INFO),
     (
         "workspace_info without overrides or users",
-        decode.decode_workspace_info,
+        methods.WORKSPACE_INFO,
         "<workspaceInfo><id>3</id><name>Team A</name><users/><workspaceOverridePermissions/>"
         "</workspaceInfo>",
         WorkspaceInfo(3, "Team A", "/Team_A_workspace/", (), frozenset(), frozenset()),
     ),
     (
         "workspace_add one id",
-        decode.decode_workspace_add,
+        methods.WORKSPACE_ADD,
         {"workspaceAdd": {"workspaceId": 12}},
         (12,),
     ),
     (
         "workspace_add list",
-        decode.decode_workspace_add,
+        methods.WORKSPACE_ADD,
         {"workspaceAdd": {"workspaceId": [12, "13"]}},
         (12, 13),
     ),
     (
         "workspace_add comma string",
-        decode.decode_workspace_add,
+        methods.WORKSPACE_ADD,
         {"workspaceAdd": {"workspaceId": "12,13"}},
         (12, 13),
     ),
     (
         "workspace_add xml comma text",
-        decode.decode_workspace_add,
+        methods.WORKSPACE_ADD,
         "<workspaceAdd><workspaceId>12,13</workspaceId></workspaceAdd>",
         (12, 13),
     ),
     (
         "workspace_add xml repeated elements",
-        decode.decode_workspace_add,
+        methods.WORKSPACE_ADD,
         "<workspaceAdd><workspaceId>12</workspaceId><workspaceId>13</workspaceId></workspaceAdd>",
         (12, 13),
     ),
     (
         "workspace_delete",
-        decode.decode_workspace_delete,
+        methods.WORKSPACE_DELETE,
         {"workspaceDelete": {"workspaceId": "12"}},
         12,
     ),
     (
         "user_group_add comma string",
-        decode.decode_user_group_add,
+        methods.USER_GROUP_ADD,
         {"userGroupAdd": {"userGroupId": 77, "userGroupMembers": "4561,4567"}},
         GroupCreated(77, (4561, 4567)),
     ),
     (
         "user_group_add list",
-        decode.decode_user_group_add,
+        methods.USER_GROUP_ADD,
         {"userGroupAdd": {"userGroupId": "77", "userGroupMembers": [4561, "4567"]}},
         GroupCreated(77, (4561, 4567)),
     ),
     (
         "user_group_add single integer",
-        decode.decode_user_group_add,
+        methods.USER_GROUP_ADD,
         {"userGroupAdd": {"userGroupId": 77, "userGroupMembers": 4561}},
         GroupCreated(77, (4561,)),
     ),
     (
         "user_group_add no members (xml empty element)",
-        decode.decode_user_group_add,
+        methods.USER_GROUP_ADD,
         "<userGroupAdd><userGroupId>77</userGroupId><userGroupMembers/></userGroupAdd>",
         GroupCreated(77, ()),
     ),
     (
         "user_group_delete",
-        decode.decode_user_group_delete,
+        methods.USER_GROUP_DELETE,
         {"userGroupDeleted": {"userGroupId": 77}},
         77,
     ),
     (
         "add_to_user_group",
-        add_to_group,
+        methods.ADD_TO_USER_GROUP,
         {"addToUserGroup": {"userId": 1001, "userGroupIds": "77, 78"}},
         MembershipChange(1001, (77, 78)),
     ),
     (
         "remove_from_workspace xml",
-        remove_from_ws,
+        methods.REMOVE_FROM_WORKSPACE,
         "<removeFromWorkspace><userId>1001</userId><userWorkspaceIds>3</userWorkspaceIds>"
         "</removeFromWorkspace>",
         MembershipChange(1001, (3,)),
@@ -396,41 +405,41 @@ CASES: list[tuple[str, Decoder, str | dict[str, Any], object]] = [
 
 
 @pytest.mark.parametrize(
-    ("decoder", "body", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+    ("method", "body", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
 def test_decoders_tolerate_every_published_quirk(
-    decoder: Decoder, body: str | dict[str, Any], expected: object
+    method: Method, body: str | dict[str, Any], expected: object
 ) -> None:
-    assert decoder(payload(body)) == expected
+    assert decoded(method, body) == expected
 
 
-BAD_PAYLOADS: list[tuple[str, Decoder, object, str]] = [
-    ("id not a number", decode.decode_user_info, {"id": "abc", "username": "a"}, "userInfo.id"),
-    ("id missing", decode.decode_user_info, {"username": "a"}, "userInfo.id"),
-    ("id is a bool", decode.decode_user_info, {"id": True, "username": "a"}, "userInfo.id"),
-    ("username missing", decode.decode_user_info, {"id": 1}, "userInfo.username"),
-    ("payload is a string", decode.decode_user_info, "oops", "userInfo"),
+BAD_PAYLOADS: list[tuple[str, Method, object, str]] = [
+    ("id not a number", methods.USER_INFO, {"id": "abc", "username": "a"}, "userInfo.id"),
+    ("id missing", methods.USER_INFO, {"username": "a"}, "userInfo.id"),
+    ("id is a bool", methods.USER_INFO, {"id": True, "username": "a"}, "userInfo.id"),
+    ("username missing", methods.USER_INFO, {"id": 1}, "userInfo.username"),
+    ("payload is a string", methods.USER_INFO, "oops", "userInfo"),
     (
         "flag is a word",
-        decode.decode_user_info,
+        methods.USER_INFO,
         {"id": 1, "username": "a", "admin": "yes"},
         "admin",
     ),
     (
         "workspaces is a number",
-        decode.decode_user_info,
+        methods.USER_INFO,
         {"id": 1, "username": "a", "workspaces": 5},
         "workspaces",
     ),
-    ("entry is a list", decode.decode_user_list, {"users": [[1, 2]]}, "userList.users[0]"),
-    ("huge id", decode.decode_workspace_delete, {"workspaceId": "9" * 5000}, "workspaceId"),
-    ("unicode digits", decode.decode_workspace_delete, {"workspaceId": "²"}, "workspaceId"),
-    ("ids with junk", decode.decode_workspace_add, {"workspaceId": "12,x"}, "workspaceId"),
-    ("workspace list a number", decode.decode_workspace_list, 42, "workspaceList"),
-    ("location entry without id", decode.decode_users_location_access, [{"username": "a"}], "id"),
+    ("entry is a list", methods.USER_LIST, {"users": [[1, 2]]}, "userList.users[0]"),
+    ("huge id", methods.WORKSPACE_DELETE, {"workspaceId": "9" * 5000}, "workspaceId"),
+    ("unicode digits", methods.WORKSPACE_DELETE, {"workspaceId": "²"}, "workspaceId"),
+    ("ids with junk", methods.WORKSPACE_ADD, {"workspaceId": "12,x"}, "workspaceId"),
+    ("workspace list a number", methods.WORKSPACE_LIST, 42, "workspaceList"),
+    ("location entry without id", methods.USERS_LOCATION_ACCESS, [{"username": "a"}], "id"),
     (
         "override flags as a list",
-        decode.decode_workspace_info,
+        methods.WORKSPACE_INFO,
         {"id": 1, "name": "A", "workspaceOverridePermissions": [1, 2]},
         "workspaceOverridePermissions",
     ),
@@ -438,13 +447,13 @@ BAD_PAYLOADS: list[tuple[str, Decoder, object, str]] = [
 
 
 @pytest.mark.parametrize(
-    ("decoder", "value", "field"), [c[1:] for c in BAD_PAYLOADS], ids=[c[0] for c in BAD_PAYLOADS]
+    ("method", "value", "field"), [c[1:] for c in BAD_PAYLOADS], ids=[c[0] for c in BAD_PAYLOADS]
 )
 def test_unreadable_success_bodies_are_protocol_errors_naming_the_field(
-    decoder: Decoder, value: object, field: str
+    method: Method, value: object, field: str
 ) -> None:
     with pytest.raises(ProtocolError) as caught:
-        decoder(value)
+        method.decoder(Payload(value, method.name, method.keys[0]))
     assert field in caught.value.message
     assert caught.value.hint and "API" in caught.value.hint
 
@@ -495,20 +504,23 @@ CLASSIFY: list[tuple[int, str, str, type[SiteRefusal]]] = [
 def test_classify_by_status_when_informative_else_by_words(
     status: int, title: str, message: str, expected: type[SiteRefusal]
 ) -> None:
-    assert answers.classify(status, title, message) is expected
+    assert boundary.classify(status, title, message) is expected
 
 
-def _answer(body: bytes | str | dict[str, Any], status: int = 200, **kw: Any) -> answers.Answer:
+def _answer(body: bytes | str | dict[str, Any], status: int = 200, **kw: Any) -> Answer:
     if isinstance(body, dict):
         body = json.dumps(body)
     content = body.encode() if isinstance(body, str) else body
-    return answers.Answer("user_info", status, content, **kw)
+    return Answer(status, content, **kw)
 
 
-def _refusal(answer: answers.Answer) -> SiteError:
-    with pytest.raises(SiteError) as caught:
-        answers.success_payload(answer, ("userInfo",))
-    return caught.value
+def _refusal(
+    answer: Answer, method: Method = methods.USER_INFO, params: dict[str, str] | None = None
+) -> SiteError:
+    outcome = BOUNDARY.answer(method, params or {}, answer)
+    assert outcome.error is not None and outcome.value is None
+    assert outcome.status == answer.status
+    return outcome.error
 
 
 def test_an_error_body_with_200_is_a_refusal_with_stray_quotes_stripped() -> None:
@@ -519,7 +531,7 @@ def test_an_error_body_with_200_is_a_refusal_with_stray_quotes_stripped() -> Non
     assert isinstance(error, PermissionDenied)
     assert error.title == "User Group Add Failed"
     assert "user_info" in error.message and "You must be an administrator" in error.message
-    assert error.hint == answers.HINTS[PermissionDenied]
+    assert error.hint == boundary.HINTS[PermissionDenied]
 
 
 def test_xml_error_body_is_the_same_refusal() -> None:
@@ -597,16 +609,122 @@ def test_a_body_that_is_neither_success_nor_error_is_a_protocol_error(
     assert error.hint is not None and "URL" in error.hint
 
 
-def test_success_payload_accepts_alternative_keys() -> None:
-    answer = answers.Answer("user_group_delete", 200, b'{"userGroupDelete": {"userGroupId": 5}}')
-    assert answers.success_payload(answer, ("userGroupDeleted", "userGroupDelete")) == {
-        "userGroupId": 5
-    }
+def test_a_method_row_accepts_each_of_its_success_keys() -> None:
+    for key in ("userGroupDeleted", "userGroupDelete"):
+        answer = Answer(200, json.dumps({key: {"userGroupId": 5}}).encode())
+        assert BOUNDARY.answer(methods.USER_GROUP_DELETE, {}, answer).value == 5
+
+
+# --- the new user methods and what write decoders promise ---------------------------------
+
+USER_ADD_SHAPES: list[str | dict[str, Any]] = [
+    {"userAdd": {"userId": 1234}},
+    {"userAdd": {"userId": "1234"}},
+    {"userAdd": 1234},
+    {"userAdd": "1234"},
+    {"userAdd": {"id": 1234}},
+    {"userAdd": {"user": {"id": 1234}}},
+    {"userAdd": {"user": {"userId": 1234}}},
+    {"userAdded": {"userId": 1234}},
+    "<userAdd><userId>1234</userId></userAdd>",
+    "<userAdd>1234</userAdd>",
+    "<userAdd><id>1234</id></userAdd>",
+    "<userAdd><user><id>1234</id><username>newbie</username></user></userAdd>",
+]
+
+
+@pytest.mark.parametrize("body", USER_ADD_SHAPES, ids=str)
+def test_user_add_accepts_every_reasonable_success_shape(body: str | dict[str, Any]) -> None:
+    assert decoded(methods.USER_ADD, body) == 1234
+
+
+@pytest.mark.parametrize(
+    "value", [{}, {"userId": "x"}, {"user": {"name": "a"}}, [1234], None, "abc"], ids=str
+)
+def test_an_unreadable_user_add_answer_is_a_protocol_error(value: object) -> None:
+    with pytest.raises(ProtocolError, match="userAdd"):
+        methods.USER_ADD.decoder(Payload(value, "user_add", "userAdd"))
+
+
+def test_user_delete_answers_the_deleted_user() -> None:
+    assert decoded(methods.USER_DELETE, {"userDelete": {"userId": "77"}}) == 77
+    assert decoded(methods.USER_DELETE, "<userDelete><userId>77</userId></userDelete>") == 77
+
+
+@pytest.mark.parametrize(
+    ("ids", "names", "words"),
+    [
+        ([12], "A,B", "1 ID(s) for 2 name(s)"),
+        ([12, 13, 14], "A,B", "3 ID(s) for 2 name(s)"),
+        ([12, 12], "A,B", "repeated IDs for 2 name(s)"),
+        ([], "A", "0 ID(s) for 1 name(s)"),
+    ],
+)
+def test_workspace_add_must_answer_one_distinct_id_per_name(
+    ids: list[int], names: str, words: str
+) -> None:
+    with pytest.raises(ProtocolError, match=re.escape(words)):
+        decoded(methods.WORKSPACE_ADD, {"workspaceAdd": {"workspaceId": ids}}, {"name": names})
+    assert decoded(
+        methods.WORKSPACE_ADD, {"workspaceAdd": {"workspaceId": "5,6"}}, {"name": "A,B"}
+    ) == (5, 6)
+
+
+# --- the boundary: what writes' failures mean, and nothing of the credentials gets through --
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer(200, b'{"workspaceAdd": {"workspaceId": [12]}}'),
+        Answer(200, b"<html>Thanks!</html>"),
+        Answer(200, b'{"workspaceAdd": {"workspaceId": 1'),
+        Answer(201, b'{"somethingElse": 1}'),
+        Answer(502, b"<html>Bad gateway</html>"),
+        Answer(200, b"", defect="more than 32 MiB (decompressed)"),
+    ],
+    ids=["one id for two names", "html", "truncated", "other key", "gateway", "too large"],
+)
+def test_an_unreadable_answer_to_a_write_is_outcome_unknown(answer: Answer) -> None:
+    error = _refusal(answer, methods.WORKSPACE_ADD, {"name": "A,B"})
+    assert type(error) is OutcomeUnknown
+    assert "may or may not have applied" in error.message
+    assert error.hint == boundary.UNKNOWN_OUTCOME_HINT
+    read = BOUNDARY.answer(methods.WORKSPACE_LIST, {}, answer).error
+    assert isinstance(read, ProtocolError | ServerError)  # the same answer to a read
+
+
+def test_rate_limit_words_in_a_message_do_not_make_a_rate_limit() -> None:
+    body = {"error": {"title": "Workspace Add Failed", "message": "'Too many cooks' exists"}}
+    error = _refusal(_answer(body), methods.WORKSPACE_ADD)
+    assert type(error) is InvalidRequest
+    assert boundary.classify(200, "Rate Limit Exceeded", "") is RateLimited
+
+
+SIGNATURE = "0123456789abcdef" * 4
+
+
+def test_credentials_and_signatures_in_an_answer_never_reach_a_record_or_an_error() -> None:
+    echo = (
+        f"GET /api/user_info?api_key=key-for-tests&signature={SIGNATURE} "
+        f"s3cret! {hashlib.sha1(b's3cret!').hexdigest()} api_secret%3Dabc by key-for-tests"
+    )
+    record = BOUNDARY.answer(
+        methods.USER_INFO, {}, _answer({"userInfo": {"id": 1, "username": echo}})
+    ).value
+    refused = _refusal(_answer({"error": {"title": echo, "message": echo}}, 400))
+    junk = _refusal(_answer({echo: {"id": echo}}))
+    texts = [record.username, refused.message, refused.title or "", junk.message, str(junk)]
+    for text in texts:
+        for forbidden in (SIGNATURE, "s3cret!", "key-for-tests", "abc", "6c0b"):
+            assert forbidden not in text, text
+    assert record.username.endswith("by key-…ests")  # the key is shown masked, as everywhere
 
 
 # --- fuzz: nothing but records and ProtocolError comes out --------------------------------
 
-DECODERS: list[Decoder] = [c[1] for c in CASES]
+METHODS: list[Method] = [c[1] for c in CASES]
+ALL_METHODS: list[Method] = [row for row in vars(methods).values() if isinstance(row, ApiMethod)]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: (
@@ -645,25 +763,29 @@ json_values = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(value=json_values, which=st.integers(min_value=0, max_value=len(DECODERS) - 1))
+@given(value=json_values, which=st.integers(min_value=0, max_value=len(METHODS) - 1))
 def test_random_payloads_decode_or_raise_protocol_error(value: object, which: int) -> None:
+    method = METHODS[which]
     with contextlib.suppress(ProtocolError):
-        DECODERS[which](value)
+        method.decoder(Payload(value, method.name, method.keys[0], {"name": "A,B"}))
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     body=st.binary(max_size=64) | st.text(max_size=64).map(str.encode),
     status=st.sampled_from([200, 400, 401, 404, 418, 429, 500, 503]),
+    method=st.sampled_from(ALL_METHODS),
 )
-def test_random_bodies_give_a_payload_or_a_site_error(body: bytes, status: int) -> None:
-    with contextlib.suppress(SiteError):
-        answers.success_payload(answers.Answer("user_info", status, body), ("userInfo",))
+def test_random_bodies_give_a_record_or_a_site_error(
+    body: bytes, status: int, method: Method
+) -> None:
+    outcome = BOUNDARY.answer(method, {}, Answer(status, body))
+    assert (outcome.error is None) != (outcome.value is None) or outcome.value == ()
 
 
 @settings(max_examples=200, deadline=None)
 @given(value=json_values)
-def test_random_documents_give_a_payload_or_a_site_error(value: object) -> None:
+def test_random_documents_give_a_record_or_a_site_error(value: object) -> None:
     body = json.dumps({"error": value} if isinstance(value, dict) else value).encode()
-    with contextlib.suppress(SiteError):
-        answers.success_payload(answers.Answer("user_info", 200, body), ("userInfo",))
+    outcome = BOUNDARY.answer(methods.USER_INFO, {}, Answer(200, body))
+    assert outcome.error is not None or isinstance(outcome.value, UserInfo)

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from reconciler.logs import configure_logging, redact, scrub_text
+from reconciler.api.scrub import scrub_patterns
+from reconciler.logs import configure_logging, redact
 
 SIGNATURE = "a" * 64
 
@@ -95,5 +96,5 @@ def test_httpx_request_lines_are_held_back() -> None:
 
 
 def test_scrub_text_leaves_ordinary_text_alone() -> None:
-    assert scrub_text("user_info: no answer") == "user_info: no answer"
-    assert scrub_text(f"x&signature={SIGNATURE}&y=1") == "x&signature=****&y=1"
+    assert scrub_patterns("user_info: no answer") == "user_info: no answer"
+    assert scrub_patterns(f"x&signature={SIGNATURE}&y=1") == "x&signature=****&y=1"

@@ -18,7 +18,7 @@ import ipaddress
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -66,9 +66,27 @@ def mask_key(key: str) -> str:
     return MASK
 
 
+DEFAULT_TIMEOUT = 60.0
+"""Seconds one call may take in all: every attempt with its whole answer, and the waits between
+them (not the wait for a concurrency slot). A site dripping a byte every 10 s ends here."""
+
+DEFAULT_MAX_ANSWER_BYTES = 32 * 2**20
+"""The most bytes of one answer, counted after decompression while it streams in. The largest
+real answers (a page of 50 users, a site's workspace list) are far smaller; a gzip bomb or an
+endless body is cut off here instead of filling memory."""
+
+DEFAULT_MAX_USER_PAGES = 1000
+"""The most ``user_list`` pages read when the site reported no user count (50,000 users).
+With a count, the cap is derived from it (see ``SiteClient.user_list``)."""
+
+
 @dataclass(frozen=True)
 class ClientConfig:
-    """Everything ``SiteClient`` needs; validated on construction."""
+    """Everything ``SiteClient`` needs; validated on construction.
+
+    ``site_note`` is a line for the user when the site URL came from somewhere they might not
+    expect (``SITE_URL`` overriding a different ``site.url`` of the manifest); ``None`` else.
+    """
 
     site_url: str
     api_key: str
@@ -76,11 +94,14 @@ class ClientConfig:
     response_format: Literal["json", "xml"] = "json"
     concurrency: int = 8
     rate_limit: float | None = None  # requests a second, shared by all calls
-    timeout: float = 30.0
-    read_attempts: int = 5  # total tries of a read, the first included
+    timeout: float = DEFAULT_TIMEOUT  # seconds a call may take in all, retries included
+    read_attempts: int = 5  # total tries of a call, the first included
     backoff_base: float = 0.5  # seconds; the cap of the n-th retry's wait is base * 2**(n-1)
     backoff_max: float = 30.0
     max_retry_after: float = 120.0  # a longer Retry-After is reported, not waited out
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    max_user_pages: int = DEFAULT_MAX_USER_PAGES
+    site_note: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "site_url", check_site_url(self.site_url))
@@ -90,11 +111,13 @@ class ClientConfig:
             raise ConfigError(f"Unknown response format {self.response_format!r}: use json or xml.")
         _require(self.concurrency >= 1, "--concurrency must be at least 1.")
         _require(self.rate_limit is None or self.rate_limit > 0, "--rate-limit must be above 0.")
-        _require(self.timeout > 0, "The timeout must be above 0 seconds.")
+        _require(self.timeout > 0, "--timeout must be above 0 seconds.")
         _require(self.read_attempts >= 1, "read_attempts must be at least 1.")
         _require(
             min(self.backoff_base, self.backoff_max, self.max_retry_after) >= 0, "negative wait"
         )
+        _require(self.max_answer_bytes >= 1, "max_answer_bytes must be at least 1.")
+        _require(self.max_user_pages >= 1, "max_user_pages must be at least 1.")
 
     @property
     def masked_key(self) -> str:
@@ -122,28 +145,53 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+_URL_HINT = "Give the site's address, e.g. --site https://acme.example.net"
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
 def check_site_url(url: str) -> str:
-    """The site's base URL without a trailing ``/``; refuses what would leak or mislead."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    """The one normal form of a site's identity; refuses what would leak, mislead or fail.
+
+    Scheme and host lowercased, the scheme's default port dropped, no trailing ``/`` (nor a
+    pasted ``/api``), the path kept: ``https://h/a`` and ``https://h/b`` are different sites.
+    The tool's records are keyed by this form, so every spelling of one site finds them.
+    """
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
         raise ConfigError(
-            f"The site URL {url!r} is not an http(s) URL.",
-            hint="Give the site's address, e.g. --site https://acme.example.net",
-        )
+            f"The site URL {url!r} is malformed (an IPv6 address needs both '[' and ']').",
+            hint=_URL_HINT,
+        ) from None
     if parts.username or parts.password or parts.query or parts.fragment:
         raise ConfigError(
             "The site URL must not carry credentials, a query or a fragment.",
             hint="Give only scheme, host and path; credentials go in SITE_API_KEY/SECRET.",
         )
-    if parts.scheme == "http" and not is_loopback(parts.hostname):
+    scheme, host = parts.scheme.lower(), parts.hostname
+    if scheme not in _DEFAULT_PORTS or not host:
+        raise ConfigError(f"The site URL {url!r} is not an http(s) URL.", hint=_URL_HINT)
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
         raise ConfigError(
-            f"Refusing plain http:// for {parts.hostname}: the API key would travel unencrypted.",
+            f"The site URL {url!r} has an invalid port: a port is a number from 1 to 65535.",
+            hint=_URL_HINT,
+        )
+    if scheme == "http" and not is_loopback(host):
+        raise ConfigError(
+            f"Refusing plain http:// for {host}: the API key would travel unencrypted.",
             hint="Use the site's https:// address (plain http is accepted for loopback only).",
         )
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS[scheme]:
+        netloc += f":{port}"
     path = parts.path.rstrip("/")
     if path.endswith("/api"):  # a user pasted the API's address: the client adds /api itself
         path = path[: -len("/api")]
-    return f"{parts.scheme}://{parts.netloc}{path}"
+    return f"{scheme}://{netloc}{path}"
 
 
 def load_client_config(
@@ -174,7 +222,23 @@ def load_client_config(
     if missing or url is None or key is None or secret is None:
         raise ConfigError("Missing " + "; ".join(missing) + ".", hint=_CREDENTIALS_HINT)
     options = {name: value for name, value in overrides.items() if value is not None}
-    return ClientConfig(site_url=url, api_key=key, api_secret=Secret(secret), **options)
+    config = ClientConfig(site_url=url, api_key=key, api_secret=Secret(secret), **options)
+    chosen_by = "--site" if site else "SITE_URL" if env.get("SITE_URL") else None
+    if chosen_by and manifest_site_url:
+        note = _override_note(chosen_by, config.site_url, manifest_site_url)
+        config = replace(config, site_note=note)
+    return config
+
+
+def _override_note(chosen_by: str, url: str, manifest_url: str) -> str | None:
+    """One line saying that ``chosen_by`` overrides a *different* site of the manifest."""
+    try:
+        declared = check_site_url(manifest_url)
+    except ConfigError:  # not repeated: it may be malformed in a way that shows a secret
+        return f"Using {chosen_by} {url} instead of the manifest's site.url"
+    if declared == url:
+        return None
+    return f"Using {chosen_by} {url} (the manifest's site.url is {declared})"
 
 
 def read_credentials_file(path: str) -> dict[str, str]:

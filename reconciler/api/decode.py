@@ -1,23 +1,53 @@
 """Pure functions from a successful answer's payload to records.
 
-Fetching and parsing are apart (STYLE.md): ``answers`` finds the payload (or the refusal) in
-the bytes the client received; everything here turns that payload into records, as plain
-functions that table tests drive directly. They tolerate every published quirk
+Fetching and parsing are apart (STYLE.md): the boundary (``reconciler.api.boundary``) finds
+the payload (or the refusal) in the bytes the client received and wraps it in a
+:class:`Payload`; everything here turns that payload into records, as plain functions that
+table tests drive directly. Which decoder serves which method is written once, in the method
+table (``reconciler.api.methods``). They tolerate every published quirk
 (``site-api-notes.md``): integers as strings, ID lists as a comma string, a list or a single
 integer, entries wrapped in ``{"workspace": {...}}`` or not, the bare-list ``workspaceList``,
-missing optional fields. A success body that still cannot be read raises ``ProtocolError``
+missing optional fields. A decoder also checks what it promises against what was asked (one
+workspace ID per name sent). A success body that still cannot be read raises ``ProtocolError``
 naming the method and the field; no ``KeyError`` or ``TypeError`` escapes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from reconciler.api import records, spec
-from reconciler.api.answers import protocol_error
+from reconciler.api.errors import protocol_error
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """The value under a method's success key, and what a decoder needs around it.
+
+    ``key`` is the key the value was found under (messages name it); ``params`` are the
+    request's parameters, credentials excluded, so a decoder can check the answer against
+    what was asked.
+    """
+
+    value: object
+    method: str
+    key: str
+    params: Mapping[str, str] = field(default_factory=dict)
+
+    def fields(self) -> Fields:
+        """The value as one object (the usual shape of an answer)."""
+        return Fields(self.value, method=self.method, where=self.key)
+
+    def entries(
+        self, value: object, where: str, wrapper: str, read: Callable[[Fields], T]
+    ) -> tuple[T, ...]:
+        """``value`` (part of this payload) as a list of entries, each read by ``read``."""
+        return read_entries(value, f"{self.key}{where}", wrapper, read, self.method)
+
 
 # --- reading fields -----------------------------------------------------------------------
 
@@ -162,17 +192,13 @@ def _kind(value: object) -> str:
 # --- one decoder per answer ---------------------------------------------------------------
 
 
-def _root(payload: object, method: str, key: str) -> Fields:
-    return Fields(payload, method=method, where=key)
-
-
 def _workspace_ref(fields: Fields) -> records.WorkspaceRef:
     return records.WorkspaceRef(id=fields.integer("id"), name=fields.text("name", "workspaceName"))
 
 
-def decode_user_info(payload: object) -> records.UserInfo:
+def user_info(payload: Payload) -> records.UserInfo:
     """``userInfo`` → ``UserInfo``; flags become sets of manifest keys."""
-    fields = _root(payload, "user_info", "userInfo")
+    fields = payload.fields()
     return records.UserInfo(
         id=fields.integer("id"),
         username=fields.text("username"),
@@ -197,11 +223,12 @@ def _user_summary(fields: Fields) -> records.UserSummary:
     )
 
 
-def decode_user_list(payload: object) -> tuple[records.UserSummary, ...]:
+def user_list(payload: Payload) -> tuple[records.UserSummary, ...]:
     """One page of ``userList``: ``{"users": [...]}``, or the list itself."""
-    if isinstance(payload, Mapping) and "users" in payload:
-        payload = payload["users"]
-    return read_entries(payload, "userList.users", "user", _user_summary, "user_list")
+    value = payload.value
+    if isinstance(value, Mapping) and "users" in value:
+        value = value["users"]
+    return payload.entries(value, ".users", "user", _user_summary)
 
 
 def _location_entry(fields: Fields) -> records.LocationEntry:
@@ -215,17 +242,17 @@ def _location_entry(fields: Fields) -> records.LocationEntry:
     )
 
 
-def decode_users_location_access(payload: object) -> tuple[records.LocationEntry, ...]:
+def users_location_access(payload: Payload) -> tuple[records.LocationEntry, ...]:
     """``usersLocationAccess``: a list of users (``uType`` 1) and groups (``uType`` 0)."""
-    if isinstance(payload, Mapping) and set(payload) <= {"user", "users"} and payload:
-        payload = next(iter(payload.values()))  # an extra container level
-    where = "usersLocationAccess"
-    return read_entries(payload, where, "user", _location_entry, "users_location_access")
+    value = payload.value
+    if isinstance(value, Mapping) and set(value) <= {"user", "users"} and value:
+        value = next(iter(value.values()))  # an extra container level
+    return payload.entries(value, "", "user", _location_entry)
 
 
-def decode_user_permissions_location(payload: object) -> records.LocationPermissions:
+def user_permissions_location(payload: Payload) -> records.LocationPermissions:
     """``userPermissionsLocation``; every flag stays ``None`` where the site says null."""
-    fields = _root(payload, "user_permissions_location", "userPermissionsLocation")
+    fields = payload.fields()
     return records.LocationPermissions(
         user_id=fields.integer("userId"),
         admin=fields.flag("admin"),
@@ -244,12 +271,12 @@ def _workspace_entry(fields: Fields) -> records.WorkspaceEntry:
     )
 
 
-def decode_workspace_list(payload: object) -> tuple[records.WorkspaceEntry, ...]:
+def workspace_list(payload: Payload) -> tuple[records.WorkspaceEntry, ...]:
     """``workspaceList``: ``{workspaces, totalWorkspaces}`` or the legacy bare list."""
-    if isinstance(payload, Mapping) and ("workspaces" in payload or "totalWorkspaces" in payload):
-        payload = payload.get("workspaces")
-    where = "workspaceList.workspaces"
-    return read_entries(payload, where, "workspace", _workspace_entry, "workspace_list")
+    value = payload.value
+    if isinstance(value, Mapping) and ("workspaces" in value or "totalWorkspaces" in value):
+        value = value.get("workspaces")
+    return payload.entries(value, ".workspaces", "workspace", _workspace_entry)
 
 
 def _workspace_member(fields: Fields) -> records.WorkspaceMember:
@@ -267,9 +294,9 @@ def _override_flags(fields: Fields, key: str, flags: tuple[spec.Flag, ...]) -> f
     return Fields(value, method=fields.method, where=f"{fields.where}.{key}").flags_on(flags)
 
 
-def decode_workspace_info(payload: object) -> records.WorkspaceInfo:
+def workspace_info(payload: Payload) -> records.WorkspaceInfo:
     """``workspaceInfo``: members and the override flags the site reports as 1."""
-    fields = _root(payload, "workspace_info", "workspaceInfo")
+    fields = payload.fields()
     name = fields.text("name", "workspaceName")
     path = fields.optional_text("path") or fields.optional_text("workspacePath")
     return records.WorkspaceInfo(
@@ -284,43 +311,63 @@ def decode_workspace_info(payload: object) -> records.WorkspaceInfo:
     )
 
 
-def decode_workspace_add(payload: object) -> tuple[int, ...]:
-    """``workspaceAdd.workspaceId``: one integer, or a list in the order of the names."""
-    return _root(payload, "workspace_add", "workspaceAdd").id_list("workspaceId")
+def workspace_add(payload: Payload) -> tuple[int, ...]:
+    """``workspaceAdd.workspaceId``: one integer, or a list in the order of the names.
+
+    One distinct ID per name sent, or the answer cannot say which workspace got which ID.
+    """
+    ids = payload.fields().id_list("workspaceId")
+    names = payload.params.get("name")
+    wanted = len(names.split(spec.NAME_LIST_SEPARATOR)) if names else len(ids)
+    if len(ids) != wanted or len(set(ids)) != len(ids):
+        what = f"{len(ids)} ID(s)" if len(set(ids)) == len(ids) else "repeated IDs"
+        raise protocol_error(
+            payload.method, f"{payload.key}.workspaceId with {what} for {wanted} name(s)"
+        )
+    return ids
 
 
-def decode_workspace_delete(payload: object) -> int:
+def workspace_delete(payload: Payload) -> int:
     """``workspaceDelete.workspaceId``: the deleted workspace."""
-    return _root(payload, "workspace_delete", "workspaceDelete").integer("workspaceId")
+    return payload.fields().integer("workspaceId")
 
 
-def decode_user_group_add(payload: object) -> records.GroupCreated:
+def user_group_add(payload: Payload) -> records.GroupCreated:
     """``userGroupAdd``: the new group's ID and its members (any ID-list spelling)."""
-    fields = _root(payload, "user_group_add", "userGroupAdd")
+    fields = payload.fields()
     return records.GroupCreated(
         id=fields.integer("userGroupId"), member_ids=fields.id_list("userGroupMembers")
     )
 
 
-def decode_user_group_delete(payload: object) -> int:
+def user_group_delete(payload: Payload) -> int:
     """``userGroupDeleted.userGroupId`` (the key is not the method's camel case)."""
-    return _root(payload, "user_group_delete", "userGroupDeleted").integer("userGroupId")
+    return payload.fields().integer("userGroupId")
 
 
-def membership_decoder(method: str, key: str) -> Callable[[object], records.MembershipChange]:
-    """The decoder of a membership method (``add_to_user_group``, ...); they differ in names."""
-    ids_field = "userGroupIds" if method.endswith("user_group") else "userWorkspaceIds"
-
-    def decode(payload: object) -> records.MembershipChange:
-        fields = _root(payload, method, key)
-        return records.MembershipChange(
-            user_id=fields.integer("userId"), target_ids=fields.id_list(ids_field)
-        )
-
-    return decode
+def group_membership(payload: Payload) -> records.MembershipChange:
+    """``addToUserGroup`` / ``removeFromUserGroup``: the user and the group IDs."""
+    fields = payload.fields()
+    return records.MembershipChange(fields.integer("userId"), fields.id_list("userGroupIds"))
 
 
-def camel_case(method: str) -> str:
-    """``add_to_user_group`` → ``addToUserGroup``: the key of most success answers."""
-    head, *rest = method.split("_")
-    return head + "".join(part.title() for part in rest)
+def workspace_membership(payload: Payload) -> records.MembershipChange:
+    """``addToWorkspace`` / ``removeFromWorkspace``: the user and the workspace IDs."""
+    fields = payload.fields()
+    return records.MembershipChange(fields.integer("userId"), fields.id_list("userWorkspaceIds"))
+
+
+def user_add(payload: Payload) -> int:
+    """The new user's ID. The success shape is not published: ``{"userId": N}`` is the likely
+    one (as ``userDelete`` answers); a bare ``N``, ``{"id": N}`` and ``{"user": {"id": N}}``
+    (or ``userId`` inside) are accepted too, in JSON and XML alike."""
+    bare = to_int(payload.value)
+    if bare is not None:
+        return bare
+    fields = Fields(payload.value, method=payload.method, where=payload.key, wrapper="user")
+    return fields.integer("userId" if fields.get("userId") is not None else "id")
+
+
+def user_delete(payload: Payload) -> int:
+    """``userDelete.userId``: the deleted user."""
+    return payload.fields().integer("userId")

@@ -1,33 +1,43 @@
 """Errors raised by the site API client.
 
-Every failure of a call is translated at the client boundary into one of these, most
-specific first, and keeps "the server said no" apart from "no answer came back"::
+Every failure of a call is translated at one boundary (``reconciler.api.boundary``) into one
+of these, most specific first, and keeps "the server said no" apart from "no answer came
+back"::
 
     SiteError                      any failure of a call to the site
-    ├── SiteRefusal                the site answered with an error body
+    ├── SiteRefusal                the site answered with an error body (or a telling status)
     │   ├── AuthenticationError    bad key, bad signature, clock skew
     │   ├── PermissionDenied       the key's user is not an administrator
-    │   ├── NotFound               an unknown user, workspace or group ID
+    │   ├── NotFound               an unknown user, workspace or group ID (or method)
     │   ├── InvalidRequest         the site rejected a parameter
     │   ├── RateLimited            too many requests (``retry_after`` seconds)
     │   └── ServerError            5xx, or a body saying the server failed
-    ├── TransportError             no response: DNS, refused connection, timeout, reset
-    │   └── OutcomeUnknown         ... during a write: it may have been applied
-    └── ProtocolError              a body that is neither success nor error
+    ├── TransportError             no complete answer: DNS, refused connection, deadline, reset
+    │   └── OutcomeUnknown         ... to a write, or an unreadable answer to a write:
+    │                              it may have been applied
+    └── ProtocolError              an answer that is neither success nor error, too large,
+                                   or a list that does not end
 
 Errors are detected by the body's shape, never by HTTP status alone: some sites answer an
-error with 200. The status only refines which refusal it is.
+error with 200. The status only refines which refusal it is. Whether an error is worth another
+try is not a property of its class but of the call: ``reconciler.api.retry`` decides.
+
+Every text in these errors that came from the site has been scrubbed of signatures and
+credentials (``reconciler.api.scrub``) before the error was made.
 """
 
 from __future__ import annotations
 
 from reconciler.errors import ReconcilerError
 
+PROTOCOL_HINT = (
+    "The site answered something that is not the documented API: check that the site URL "
+    "points at the site itself."
+)
+
 
 class SiteError(ReconcilerError):
     """A call to the site failed."""
-
-    retryable = False
 
     def __init__(
         self,
@@ -67,33 +77,30 @@ class InvalidRequest(SiteRefusal):
 class RateLimited(SiteRefusal):
     """The site asks the caller to slow down."""
 
-    retryable = True
-
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: object) -> None:
         super().__init__(message, **kwargs)  # type: ignore[arg-type]
         self.retry_after = retry_after
 
 
 class ServerError(SiteRefusal):
-    """The site failed (5xx); the call can be retried when it is a read."""
-
-    retryable = True
+    """The site failed (5xx, or an error body saying so)."""
 
 
 class TransportError(SiteError):
-    """No response arrived: the site is unreachable, slow or dropped the connection."""
-
-    retryable = True
+    """No complete answer arrived: the site is unreachable, too slow or dropped the connection."""
 
 
 class OutcomeUnknown(TransportError):
-    """A write got no response: the site may or may not have applied it.
+    """A write got no readable answer: the site may or may not have applied it.
 
     Never retried by the client; the engine reads the site to find out before it tries again.
     """
 
-    retryable = False
-
 
 class ProtocolError(SiteError):
     """The response was neither the documented success shape nor the error shape."""
+
+
+def protocol_error(method: str, what: str) -> ProtocolError:
+    """The error for an answer of ``method`` that is not the API's (``what`` says how)."""
+    return ProtocolError(f"{method}: the site answered {what}.", method=method, hint=PROTOCOL_HINT)

@@ -1,105 +1,73 @@
-"""The API methods the client calls, as data: verb, answer key, parameters, retry safety.
+"""The API methods the client calls, one table row each: name, verb, success key(s), decoder.
 
-Kept apart from the client so each method's facts are written once and read by one ``_call``
-path: which key its success answer sits under (``user_group_delete`` answers
-``userGroupDeleted``, not the camel case of its name), whether it writes, and so whether a
-failure may be tried again.
-
-Why writes are special: a read can be repeated at will, but ``workspace_add`` repeated after a
-lost answer creates a second workspace. A write is therefore tried again only when the site
-provably did not act -- a 429, or a connection that was never established -- and a 502/504
-from a gateway (which may have forwarded the request) is reported as ``OutcomeUnknown``.
+Each method's facts are written once, here, and read by the client's one ``_call`` path:
+which key its success answer sits under (``user_group_delete`` answers ``userGroupDeleted``,
+not the camel case of its name), whether it writes -- which is all the retry policy and the
+boundary need to know of it -- and which pure decoder turns its answer into a record. The
+parameters each method sends are built by the helpers below the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
-from reconciler.api import records, spec
-from reconciler.api.decode import camel_case
-from reconciler.api.errors import (
-    OutcomeUnknown,
-    RateLimited,
-    ServerError,
-    SiteError,
-    TransportError,
-)
+from reconciler.api import decode, records, spec
+from reconciler.api.decode import Payload
 
-GATEWAY_STATUSES = (502, 504)
-"""A proxy's "no (timely) answer from upstream": the upstream may have acted on a write."""
-
-UNKNOWN_OUTCOME_HINT = (
-    "The change may have been applied. Do not simply retry: run plan (which reads the site) "
-    "to see whether it was, then apply again if it is still needed."
-)
-WRITE_FAILED_HINT = (
-    "The site reported a failure and most likely made no change; run plan to check before "
-    "applying again. If it persists, contact the site's support."
-)
+T = TypeVar("T")
+Record = TypeVar("Record", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
-class ApiMethod:
-    """An API method: its name, verb and the key(s) its success answer is filed under."""
+class ApiMethod(Generic[Record]):
+    """An API method: its name, verb, the key(s) of its success answer and its decoder."""
 
     name: str
     verb: Literal["GET", "POST"]
     keys: tuple[str, ...]
+    decoder: Callable[[Payload], Record]
 
     @property
     def is_write(self) -> bool:
         return self.verb == "POST"
 
-    def may_retry(self, error: SiteError) -> bool:
-        """Reads: whatever is transient. Writes: only what proves the site did not act."""
-        if not self.is_write:
-            return error.retryable
-        never_sent = type(error) is TransportError  # OutcomeUnknown is a subclass: excluded
-        return never_sent or isinstance(error, RateLimited)
 
-    def reinterpret(self, error: SiteError) -> SiteError:
-        """A refusal of this call, re-read for what it says about a write having happened."""
-        if not self.is_write or isinstance(error, RateLimited):
-            return error
-        if error.status in GATEWAY_STATUSES:
-            unknown = OutcomeUnknown(
-                f"{self.name}: a gateway answered HTTP {error.status} instead of the site; "
-                "the site may or may not have applied the change.",
-                method=self.name,
-                hint=UNKNOWN_OUTCOME_HINT,
-                status=error.status,
-            )
-            unknown.__cause__ = error
-            return unknown
-        if isinstance(error, ServerError):
-            error.hint = WRITE_FAILED_HINT
-        return error
+def _row(
+    name: str, verb: Literal["GET", "POST"], decoder: Callable[[Payload], T], *other_keys: str
+) -> ApiMethod[T]:
+    """A row whose first success key is the camel case of the name, as for most methods."""
+    return ApiMethod(name, verb, (spec.camel_case(name), *other_keys), decoder)
 
 
-def _get(name: str, *keys: str) -> ApiMethod:
-    return ApiMethod(name, "GET", keys or (camel_case(name),))
+USER_INFO = _row("user_info", "GET", decode.user_info)
+USER_LIST = _row("user_list", "GET", decode.user_list)
+USERS_LOCATION_ACCESS = _row("users_location_access", "GET", decode.users_location_access)
+USER_LOCATION_ACCESS = _row(
+    "user_location_access", "GET", decode.users_location_access, "usersLocationAccess"
+)
+"""The FileGenius-era name of ``users_location_access``, for sites that still use it."""
+USER_PERMISSIONS_LOCATION = _row(
+    "user_permissions_location", "GET", decode.user_permissions_location
+)
+WORKSPACE_LIST = _row("workspace_list", "GET", decode.workspace_list)
+WORKSPACE_INFO = _row("workspace_info", "GET", decode.workspace_info)
+WORKSPACE_ADD = _row("workspace_add", "POST", decode.workspace_add)
+WORKSPACE_DELETE = _row("workspace_delete", "POST", decode.workspace_delete)
+USER_ADD = _row("user_add", "POST", decode.user_add, "userAdded")
+USER_DELETE = _row("user_delete", "POST", decode.user_delete, "userDeleted")
+USER_GROUP_ADD = _row("user_group_add", "POST", decode.user_group_add)
+USER_GROUP_DELETE = ApiMethod(
+    "user_group_delete", "POST", ("userGroupDeleted", "userGroupDelete"), decode.user_group_delete
+)
+ADD_TO_USER_GROUP = _row("add_to_user_group", "POST", decode.group_membership)
+REMOVE_FROM_USER_GROUP = _row("remove_from_user_group", "POST", decode.group_membership)
+ADD_TO_WORKSPACE = _row("add_to_workspace", "POST", decode.workspace_membership)
+REMOVE_FROM_WORKSPACE = _row("remove_from_workspace", "POST", decode.workspace_membership)
 
 
-def _post(name: str, *keys: str) -> ApiMethod:
-    return ApiMethod(name, "POST", keys or (camel_case(name),))
-
-
-USER_INFO = _get("user_info")
-USER_LIST = _get("user_list")
-USERS_LOCATION_ACCESS = _get("users_location_access")
-USER_PERMISSIONS_LOCATION = _get("user_permissions_location")
-WORKSPACE_LIST = _get("workspace_list")
-WORKSPACE_INFO = _get("workspace_info")
-WORKSPACE_ADD = _post("workspace_add")
-WORKSPACE_DELETE = _post("workspace_delete")
-USER_GROUP_ADD = _post("user_group_add")
-USER_GROUP_DELETE = _post("user_group_delete", "userGroupDeleted", "userGroupDelete")
-ADD_TO_USER_GROUP = _post("add_to_user_group")
-REMOVE_FROM_USER_GROUP = _post("remove_from_user_group")
-ADD_TO_WORKSPACE = _post("add_to_workspace")
-REMOVE_FROM_WORKSPACE = _post("remove_from_workspace")
+# --- parameters ---------------------------------------------------------------------------
 
 
 def workspace_add_params(
@@ -137,6 +105,25 @@ def _override(
     if unknown:
         raise ValueError(f"unknown flags for {switch}: {', '.join(sorted(unknown))}")
     return {switch: "1", **{flag.param: bit(flag.key in on) for flag in flags}}
+
+
+def user_add_params(user: records.NewUser) -> dict[str, str]:
+    """The published ``user_add`` parameters; optional ones only when given. Never
+    ``password``: without one the site sets a temporary password and e-mails the login."""
+    optional = {
+        "organization": user.organization,
+        "phone": user.phone,
+        "phone_ext": user.phone_ext,
+    }
+    return {
+        "user_name": user.username,
+        "email": user.email,
+        "first_name": user.first_name,
+        "last_name": user.last_name,
+        **{name: value for name, value in optional.items() if value},
+        "active": bit(user.active),
+        "admin": bit(user.admin),
+    }
 
 
 def bit(value: bool) -> str:

@@ -124,3 +124,19 @@ class MembershipChange:
 
     user_id: int
     target_ids: tuple[int, ...]  # group IDs or workspace IDs
+
+
+@dataclass(frozen=True, slots=True)
+class NewUser:
+    """A user for ``user_add``. There is deliberately no password: the tool never handles one,
+    and without it the site e-mails the new user their login."""
+
+    username: str  # the site's ``user_name``: unique; letters, digits, - _ . @
+    email: str
+    first_name: str
+    last_name: str
+    organization: str | None = None
+    phone: str | None = None  # digits only
+    phone_ext: str | None = None  # digits only
+    active: bool = True  # False: created without notification or log-in
+    admin: bool = False

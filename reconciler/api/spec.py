@@ -28,9 +28,14 @@ class Flag:
     param: str  # workspace_add parameter, e.g. "workspace_override_batch_upload_files"
 
 
+def camel_case(snake: str) -> str:
+    """``add_to_user_group`` → ``addToUserGroup``: how the API spells fields and answer keys."""
+    head, *rest = snake.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
 def _flag(key: str) -> Flag:
-    head, *rest = key.split("_")
-    return Flag(key, head + "".join(part.title() for part in rest), f"workspace_override_{key}")
+    return Flag(key, camel_case(key), f"workspace_override_{key}")
 
 
 PERMISSION_FLAGS: tuple[Flag, ...] = tuple(

@@ -24,23 +24,19 @@ from xml.etree.ElementTree import Element, ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
-from reconciler.api.errors import ProtocolError
+from reconciler.api.errors import PROTOCOL_HINT, ProtocolError
 
 LIST_CONTAINERS: dict[str, str] = {
     "workspaces": "workspace",
     "users": "user",
     "usersLocationAccess": "user",
+    "userLocationAccess": "user",  # the FileGenius-era name of users_location_access
     "workspaceList": "workspace",  # the legacy bare-list form; the current form is a dict
 }
 """Container tag → item tag of the lists the API answers with."""
 
 MAX_DEPTH = 16
 """No API answer nests deeper than a few levels; deeper input is refused, not recursed."""
-
-PROTOCOL_HINT = (
-    "The site answered something that is not the documented API: check that the site URL "
-    "points at the site itself."
-)
 
 
 def load_document(content: bytes, *, method: str) -> dict[str, Any]:

@@ -1,0 +1,233 @@
+"""The one path every call takes: slot, rate limit, signing, deadline, capped read, the
+boundary, the retry policy, and one log event per request.
+
+``SiteClient`` says what each API method sends; ``Caller.call`` does the rest the same way
+for all of them: take a concurrency slot and a rate-limit token, sign with a fresh
+timestamp, send, read the answer within the call's deadline and size cap, hand what came
+back to the boundary (``boundary.Boundary``: a record or one ``SiteError``), log one event,
+and ask the retry policy (``retry.RetryPolicy``) whether to try again.
+
+Limits, so no site can hold a run or fill memory: a call ends within ``timeout`` seconds in
+all (every attempt, its whole answer and the waits between them; not its wait for the first
+slot); an answer is cut off past ``max_answer_bytes``, counted after decompression.
+
+Secrets: the secret is revealed only to the signer; signatures exist only in the request sent.
+Nothing logged or raised here contains a URL's query string or a request body, and what the
+site says is scrubbed by the boundary before anyone sees it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import httpx
+import structlog
+
+from reconciler import __version__
+from reconciler.api.body import ACCEPT_ENCODING, read_body
+from reconciler.api.boundary import Answer, Boundary, Outcome
+from reconciler.api.config import ClientConfig
+from reconciler.api.methods import ApiMethod
+from reconciler.api.ratelimit import TokenBucket
+from reconciler.api.retry import RetryPolicy
+from reconciler.api.signing import method_url, sign_get_url, sign_post
+
+T = TypeVar("T")
+log = structlog.get_logger("reconciler.api")
+
+_FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+@dataclass
+class ClientStats:
+    """Requests sent, by method (retries included, as the site counts them), and outcomes."""
+
+    calls: dict[str, int] = field(default_factory=dict)
+    retries: int = 0
+    writes: int = 0
+    failures: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+    def snapshot(self) -> ClientStats:
+        return ClientStats(dict(self.calls), self.retries, self.writes, self.failures)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": dict(sorted(self.calls.items())),
+            "retries": self.retries,
+            "writes": self.writes,
+            "failures": self.failures,
+            "total": self.total,
+        }
+
+
+class Caller:
+    """Sends the calls of one client; owns its HTTP connections, limits and counters."""
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        transport: httpx.AsyncBaseTransport | None,
+        clock: Callable[[], float],
+        sleep: Callable[[float], Awaitable[None]],
+        jitter: Callable[[], float],
+    ) -> None:
+        self.config = config
+        self.stats = ClientStats()
+        self._clock, self._sleep = clock, sleep
+        self._boundary = Boundary(config)
+        self._retry = RetryPolicy(config, jitter)
+        self._slots = asyncio.Semaphore(config.concurrency)
+        self._bucket = TokenBucket(config.rate_limit) if config.rate_limit else None
+        self._suffix = ".xml" if config.response_format == "xml" else ""
+        accept = "application/xml" if self._suffix else "application/json"
+        self._http = httpx.AsyncClient(
+            transport=transport or _network_transport(config.concurrency),
+            timeout=httpx.Timeout(config.timeout),
+            follow_redirects=False,
+            headers={
+                "User-Agent": f"site-reconciler/{__version__}",
+                "Accept": accept,
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def call(self, method: ApiMethod[T], params: Mapping[str, str]) -> T:
+        """``method`` called with ``params``: its record, or the one error it ended in."""
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
+        attempt = 0
+        while True:
+            attempt += 1
+            async with self._slots:
+                if self._bucket is not None:
+                    await self._bucket.acquire()
+                if deadline is None:  # the deadline starts once the call may send
+                    deadline = loop.time() + self.config.timeout
+                started = time.perf_counter()
+                outcome = await self._attempt(method, params, deadline)
+            duration_ms = _ms_since(started)
+            delay = self._retry.delay(method, outcome, attempt, deadline - loop.time())
+            _log_attempt(method, attempt, outcome, duration_ms, delay)
+            if outcome.error is None:
+                return cast(T, outcome.value)
+            if delay is None:
+                self.stats.failures += 1
+                raise outcome.error
+            self.stats.retries += 1
+            await self._sleep(delay)
+
+    async def _attempt(
+        self, method: ApiMethod[T], params: Mapping[str, str], deadline: float
+    ) -> Outcome:
+        if asyncio.get_running_loop().time() >= deadline:  # spent waiting for a slot
+            return self._boundary.exception(method, TimeoutError(), sent=False)
+        request = self._signed_request(method, params)
+        tracer = _SendTracer()
+        request.extensions["trace"] = tracer
+        self._count(method)
+        try:
+            async with asyncio.timeout_at(deadline):
+                answer = await self._receive(request)
+        except (httpx.HTTPError, TimeoutError) as exc:
+            return self._boundary.exception(method, exc, sent=tracer.may_have_sent)
+        return self._boundary.answer(method, params, answer)
+
+    async def _receive(self, request: httpx.Request) -> Answer:
+        """Send, and read the answer as it streams in, up to ``max_answer_bytes`` decoded
+        (``body.read_body``: httpx's own decompression is bypassed, it is not bounded)."""
+        response = await self._http.send(request, stream=True)
+        try:
+            if response.is_redirect:
+                location = response.headers.get("Location", "")
+                return Answer(response.status_code, b"", location=location)
+            content, defect = await read_body(response, self.config.max_answer_bytes)
+            return Answer(response.status_code, content, _retry_after(response), defect=defect)
+        finally:
+            await response.aclose()
+
+    def _signed_request(self, method: ApiMethod[Any], params: Mapping[str, str]) -> httpx.Request:
+        """Sign as late as possible: a call that queued for a slot still has a fresh timestamp."""
+        cfg = self.config
+        timestamp = int(self._clock())
+        path = method.name + self._suffix
+        key, secret = cfg.api_key, cfg.api_secret.reveal()
+        where = method_url(cfg.site_url, path)
+        log.debug("api_request", method=method.name, url=where, api_key=cfg.masked_key)
+        if method.verb == "GET":
+            url = sign_get_url(cfg.site_url, path, params, key, secret, timestamp)
+            return self._http.build_request("GET", url)
+        url, body = sign_post(cfg.site_url, path, params, key, secret, timestamp)
+        return self._http.build_request("POST", url, content=body.encode("ascii"), headers=_FORM)
+
+    def _count(self, method: ApiMethod[Any]) -> None:
+        self.stats.calls[method.name] = self.stats.calls.get(method.name, 0) + 1
+        self.stats.writes += method.is_write
+
+
+class _SendTracer:
+    """httpcore's ``trace`` hook: did any byte of the request start to leave?
+
+    A transport that reports no events at all (in-process ones) may have sent it.
+    """
+
+    def __init__(self) -> None:
+        self._events = 0
+        self._sending = False
+
+    async def __call__(self, name: str, info: Mapping[str, Any]) -> None:
+        self._events += 1
+        self._sending = self._sending or name.endswith("send_request_headers.started")
+
+    @property
+    def may_have_sent(self) -> bool:
+        return self._sending or not self._events
+
+
+def _log_attempt(
+    method: ApiMethod[Any], attempt: int, outcome: Outcome, duration_ms: float, delay: float | None
+) -> None:
+    """One event per request, at info: per-call events reach the terminal only with ``-v``
+    (an expected failure is reported once, as the command's error message)."""
+    fields: dict[str, Any] = {
+        "method": method.name,
+        "attempt": attempt,
+        "status": outcome.status,
+        "duration_ms": round(duration_ms, 1),
+        "outcome": "ok" if outcome.error is None else type(outcome.error).__name__,
+    }
+    if outcome.error is not None:
+        fields["error"] = outcome.error.message
+    if delay is not None:
+        fields["retry_in_s"] = round(delay, 3)
+    log.info("api_call", **fields)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds from ``Retry-After``; an HTTP date or junk is ignored (backoff applies)."""
+    try:
+        seconds = float(response.headers.get("Retry-After", "").strip())
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds < float("inf") else None
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _network_transport(concurrency: int) -> httpx.AsyncHTTPTransport:
+    """TLS verified, a connection for every slot, no hidden retries (the client decides)."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    return httpx.AsyncHTTPTransport(verify=True, limits=limits, retries=0)

@@ -1,0 +1,61 @@
+"""Scrubbing what the site says: every spelling of a credential or a signature goes."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from reconciler.api.config import Secret
+from reconciler.api.scrub import Scrubber, scrub_patterns
+
+KEY, SECRET = "sandbox-admin-key", "sandbox/admin secret"
+SIGNATURE = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+SCRUBBER = Scrubber(KEY, Secret(SECRET))
+
+
+@pytest.mark.parametrize(
+    ("text", "scrubbed"),
+    [
+        (f"x?api_key=K&signature={SIGNATURE}&y=1", "x?api_key=****&signature=****&y=1"),
+        (f'{{"signature": "{SIGNATURE}"}}', '{"signature": "****"}'),
+        (f"SIGNATURE%3D{SIGNATURE}%26timestamp%3D1", "SIGNATURE%3D****%26timestamp%3D1"),
+        ("api_secret: hunter2, next", "api_secret: ****, next"),
+        (f"a bare {SIGNATURE.upper()} in text", "a bare **** in text"),
+        (f"{SIGNATURE}{SIGNATURE[:10]}", "****"),  # one run, however long
+        ("an id 4567 and a hash deadbeef", "an id 4567 and a hash deadbeef"),
+        ("Workspace Add Failed: too many Alpha", "Workspace Add Failed: too many Alpha"),
+    ],
+)
+def test_scrub_patterns(text: str, scrubbed: str) -> None:
+    assert scrub_patterns(text) == scrubbed
+    assert SCRUBBER.text(text) == scrubbed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"key {KEY} secret {SECRET}",
+        "key sandbox-admin-key secret sandbox%2Fadmin%20secret",
+        f"hmac {hashlib.sha1(SECRET.encode()).hexdigest()}",
+    ],
+)
+def test_the_clients_own_credentials_go_in_any_spelling(text: str) -> None:
+    scrubbed = SCRUBBER.text(text)
+    assert SECRET not in scrubbed and "admin%20secret" not in scrubbed
+    assert KEY not in scrubbed and hashlib.sha1(SECRET.encode()).hexdigest() not in scrubbed
+    assert "sand…-key" in scrubbed or scrubbed == "hmac ****"
+
+
+def test_a_document_is_scrubbed_in_keys_and_values_at_any_depth() -> None:
+    document = {"a": [{"b": f"signature={SIGNATURE}"}], f"key {KEY}": 1, "n": None}
+    assert SCRUBBER.document(document) == {
+        "a": [{"b": "signature=****"}],
+        "key sand…-key": 1,
+        "n": None,
+    }
+
+
+def test_a_clean_document_is_returned_as_it_is() -> None:
+    document = {"workspaceList": {"workspaces": [{"id": 1, "workspaceName": "Team A"}]}}
+    assert SCRUBBER.document(document) is document
