@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import click
 import httpx
 
 from reconciler.api.client import SiteClient
@@ -48,6 +49,7 @@ class Target:
     site_url: str | None  # None: a real site whose URL the credentials step settles
     state: StateLocation
     home: Path  # the directory beside the manifest (or the working directory)
+    declared_url: str | None = None  # what the manifest (or a saved plan) says the site is
 
     @property
     def sandbox_dir(self) -> Path:
@@ -91,8 +93,9 @@ def locate(
         if opts.site:
             raise ConfigError("Give either --site or --sandbox, not both.")
         return Target(SANDBOX_URL, state, home)
-    given = opts.site or os.environ.get("SITE_URL") or (plan.site if plan else manifest_site_url)
-    return Target(check_site_url(given) if given else None, state, home)
+    declared = plan.site if plan else manifest_site_url
+    given = opts.site or os.environ.get("SITE_URL") or declared
+    return Target(check_site_url(given) if given else None, state, home, declared)
 
 
 def records_at(opts: SiteOptions, target: Target) -> SiteRecords:
@@ -169,7 +172,7 @@ async def open_site(
     else:
         config = load_client_config(
             opts.site,
-            target.site_url,
+            target.declared_url,
             str(opts.credentials) if opts.credentials else None,
             os.environ,
             response_format=opts.api_format,
@@ -177,6 +180,8 @@ async def open_site(
             rate_limit=opts.rate_limit,
             timeout=opts.timeout,
         )
+    if config.site_note:
+        click.echo(f"Note: {config.site_note}", err=True)
     records = open_records(target.state, config.site_url, lease_seconds=opts.lock_lease)
     holder = Holder.current(command)
     with records as store:
