@@ -136,7 +136,7 @@ class LiveUser:
     id: int
     username: str
     email: str
-    admin: bool = False
+    admin: bool | None = False  # None: the site did not say
     first_name: str | None = None
     last_name: str | None = None
 
@@ -175,3 +175,4 @@ class LiveSite:
     groups: tuple[LiveGroup, ...]
     groups_listed: bool  # False when the site does not report groups at all
     notes: tuple[str, ...] = ()  # plain sentences on what could not be observed
+    caller_id: int | None = None  # the user whose API key makes the calls, when it was read

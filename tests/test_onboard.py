@@ -14,6 +14,7 @@ from reconciler.engine.records import Records
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.manifest import load_manifest
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
+from reconciler.render.manifest import render_manifest
 from tests.support.loopback import ADMIN_KEY, ADMIN_SECRET, loopback_site
 
 SAFE_PERMISSIONS = sorted(PERMISSION_KEYS)
@@ -120,10 +121,41 @@ def test_names_that_cannot_round_trip_are_reported_not_changed() -> None:
     )
     result = export_site(live, Records(site="https://acme.example.net"), "https://acme.example.net")
     problems = "\n".join(result.problems)
-    assert 'workspace "Sales, EMEA" (id 1) was not exported: its name has a comma' in problems
-    assert "is not 1-40 characters long" in problems
+    assert 'workspace "Sales, EMEA" (id 1) was not exported: its name contains a comma' in problems
+    assert "its name is 41 characters long; at most 40 are allowed" in problems
     assert 'user 5 in workspace "Ops" has no username' in problems
-    document = yaml.safe_load(result.single_file())
+    text = render_manifest(result)
+    document = yaml.safe_load(text)
     assert [w["name"] for w in document["workspaces"]] == ["Ops"]
     assert document["workspaces"][0]["users"] == [5, "ann"]
-    assert "# not exported: Sales, EMEA (id 1)" in result.single_file()
+    assert "# not exported: Sales, EMEA (id 1)" in text
+
+
+def test_a_guess_written_by_export_is_never_recorded_as_a_fact(tmp_path: Path) -> None:
+    """export writes root_access: true as a guess; after export --adopt and a correction to
+    false, the plan must not claim a recorded difference (which --replace would "fix" by
+    destroying every file): root_access stays unobservable."""
+    with loopback_site(tmp_path, seed=hand_made_site(workspaces=3, groups=1)) as site:
+        assert site.run("export", "-o", "site.yaml", "--adopt").returncode == EXIT_OK
+        text = (tmp_path / "site.yaml").read_text()
+        assert "root_access: true    # not reported by the site" in text
+        site.write_manifest("site.yaml", text.replace("root_access: true", "root_access: false"))
+        plan = site.run("plan", "site.yaml", "--detailed-exitcode")
+        assert plan.returncode == EXIT_OK, plan.stdout
+        assert "needs replacement" not in plan.stdout
+        assert "root_access: the site does not report it" in plan.stdout
+
+
+def test_export_users_round_trips_and_adopt_records_them(tmp_path: Path) -> None:
+    with loopback_site(tmp_path, seed=hand_made_site(workspaces=2, groups=1)) as site:
+        exported = site.run("export", "-o", "site.yaml", "--users", "--adopt")
+        assert exported.returncode == EXIT_OK, exported.stderr
+        document = yaml.safe_load((tmp_path / "site.yaml").read_text())
+        assert {"username": "admin", "email": "admin@acme.example"}.items() <= (
+            document["users"][0].items()
+        )
+        assert "user" in exported.stdout and "adopted" in exported.stdout
+        plan = site.run("plan", "site.yaml", "--detailed-exitcode")
+        assert plan.returncode == EXIT_OK, plan.stdout
+        shown = site.run("state", "show", "site.yaml")
+        assert '"origin": "adopted"' in shown.stdout and '"admin"' in shown.stdout

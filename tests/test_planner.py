@@ -66,6 +66,9 @@ def test_case(path: Path) -> None:
     assert len(data["warnings"]) == expect.get("warnings", 0), data["warnings"]
     for words in expect.get("unobservable_mentions", []):
         assert any(words in line for line in data["unobservable"]), data["unobservable"]
+    for action_id, depends in expect.get("depends", {}).items():
+        actual = next(a for a in data["actions"] if a["id"] == action_id)["depends_on"]
+        assert actual == depends, action_id
     for change in expect.get("change_details", []):
         found = next(c for c in data["changes"] if c["name"] == change["name"])
         assert {k: found[k] for k in change} == change

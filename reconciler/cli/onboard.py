@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from pathlib import Path
 
 import click
@@ -10,29 +11,51 @@ import click
 from reconciler.cli import EXIT_CODES_HELP, cli
 from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
-from reconciler.cli.options import SiteOptions, locking_site_options, site_options
+from reconciler.cli.options import SiteOptions, locking_site_options
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.target import locate, open_site
 from reconciler.engine import workflow
 from reconciler.engine.export import Export
-from reconciler.errors import EXIT_OK
+from reconciler.errors import EXIT_OK, ReconcilerError
+from reconciler.manifest import load_manifest
+from reconciler.render.manifest import render_manifest, render_manifest_files
 
 
 def _is_directory_target(out: str) -> bool:
     return out.endswith(("/", "\\")) or Path(out).is_dir()
 
 
+def _checked(files: dict[str, str]) -> dict[str, str]:
+    """The exported files, once ``load_manifest`` accepts them exactly as they will be written.
+
+    An export that the tool itself would refuse is a bug; it must never reach a user's disk.
+    """
+    with tempfile.TemporaryDirectory(prefix="reconciler-export-") as scratch:
+        for name, text in files.items():
+            (Path(scratch) / name).write_text(text, encoding="utf-8")
+        result = load_manifest([scratch])
+    errors = [finding for finding in result.findings if finding.severity == "error"]
+    if errors:
+        raise ReconcilerError(
+            "The exported manifest would not be valid, so it was not written:\n  "
+            + "\n  ".join(finding.render() for finding in errors[:5]),
+            hint="This is a bug in site-reconciler: please report it with these lines.",
+        )
+    return files
+
+
 def _write(export: Export, out: str | None) -> list[str]:
     """Write the manifest; returns the paths a later plan or adopt should be given."""
-    if out is None:
-        click.echo(export.single_file(), nl=False)
-        return []
-    if _is_directory_target(out):
+    if out is not None and _is_directory_target(out):
         directory = Path(out)
-        for name, text in export.files().items():
+        for name, text in _checked(render_manifest_files(export)).items():
             write_private_file(directory / name, text, what="the exported manifest")
         return [str(directory)]
-    write_private_file(Path(out), export.single_file(), what="the exported manifest")
+    text = _checked({"site.yaml": render_manifest(export)})["site.yaml"]
+    if out is None:
+        click.echo(text, nl=False)
+        return []
+    write_private_file(Path(out), text, what="the exported manifest")
     return [out]
 
 
@@ -62,7 +85,7 @@ async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
-@site_options
+@locking_site_options
 @click.option(
     "-o",
     "--out",
@@ -76,7 +99,14 @@ async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
     is_flag=True,
     help="Then adopt what was exported (needs --out): record every object as managed.",
 )
-def export(site_opts: SiteOptions, out: str | None, then_adopt: bool) -> int:
+@click.option(
+    "--users",
+    "with_users",
+    is_flag=True,
+    help="Also write a users: section (username, e-mail, names, admin) of every site user, to "
+    "manage users as code; adopt then records them as managed.",
+)
+def export(site_opts: SiteOptions, out: str | None, then_adopt: bool, with_users: bool) -> int:
     """Write a manifest that describes the live site, for onboarding an existing site.
 
     Every workspace with its users, root_access and overrides as far as the API lets them be
@@ -94,7 +124,7 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool) -> int:
         with TerminalProgress("Reading the site") as progress:
             target = locate(site_opts, (out,) if out else ())
             async with open_site(site_opts, target, progress, command="export") as site:
-                return await workflow.export(site)
+                return await workflow.export(site, users=with_users)
 
     exported = asyncio.run(run())
     for problem in exported.problems:

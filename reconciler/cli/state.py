@@ -96,12 +96,12 @@ def history(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
 
 
 @state.command("forget")
-@click.argument("kind", type=click.Choice(["workspace", "group"]))
+@click.argument("kind", type=click.Choice(["workspace", "group", "user"]))
 @click.argument("name")
 @MANIFEST
 @locking_records_options
 def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions) -> int:
-    """Drop the record of one workspace or group (the site is not changed).
+    """Drop the record of one workspace, group or user (the site is not changed).
 
     Use it when a record is wrong: a group that an interrupted apply may have created on a
     site that does not list groups, which you checked does not exist; or an object missing

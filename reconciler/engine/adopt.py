@@ -18,8 +18,10 @@ from reconciler.engine.records import (
     GroupAdopted,
     Known,
     RecordedGroup,
+    RecordedUser,
     RecordedWorkspace,
     Records,
+    UserAdopted,
     WorkspaceAdopted,
 )
 
@@ -83,4 +85,15 @@ def adoption_events(comparison: Comparison, records: Records) -> tuple[Adoption,
             )
         )
         adopted.append(f'user group "{group.name}" (id {group.id})')
+    for user in comparison.users:
+        if user.status == "missing":
+            absent.append(f'user "{user.username}"')
+        if user.status != "present" or user.live is None or user.desired is None:
+            continue
+        known = records.users.get(user.username)
+        if known is not None and known.managed and known.id == user.live.id:
+            continue
+        adopted_user = RecordedUser(user.live.id, True, "adopted", user.desired.source.file)
+        events.append(UserAdopted(user.username, adopted_user))
+        adopted.append(f'user "{user.username}" (id {user.live.id})')
     return Adoption(adopted, absent), events

@@ -21,15 +21,24 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reconciler.api.spec import workspace_path
+from reconciler.engine.actions import UserKey
 from reconciler.engine.plan import Basis, Unmanaged
-from reconciler.engine.records import Known, RecordedGroup, RecordedWorkspace, Records
+from reconciler.engine.records import (
+    Known,
+    RecordedGroup,
+    RecordedUser,
+    RecordedWorkspace,
+    Records,
+)
 from reconciler.engine.users import Resolution
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
+    DesiredUser,
     DesiredWorkspace,
     LiveGroup,
     LiveSite,
+    LiveUser,
     LiveWorkspace,
     Overrides,
 )
@@ -37,11 +46,12 @@ from reconciler.model import (
 
 @dataclass(frozen=True, slots=True)
 class FieldDiff:
-    """A setting that differs and cannot be changed in place (only by replacement)."""
+    """A setting that differs and cannot be changed in place: a workspace's only by
+    replacement, a user's not at all (no API method changes an existing user)."""
 
-    field: str  # "root_access", "permissions" or "notifications"
-    live: bool | Overrides
-    desired: bool | Overrides
+    field: str  # "root_access", "permissions", "notifications"; "email", "admin", ...
+    live: bool | str | Overrides
+    desired: bool | str | Overrides
     basis: Basis
 
 
@@ -60,8 +70,8 @@ class WorkspaceDiff:
     desired: DesiredWorkspace | None
     live: LiveWorkspace | None
     record: RecordedWorkspace | None
-    desired_users: frozenset[int] = frozenset()
-    users_to_add: frozenset[int] = frozenset()
+    desired_users: frozenset[UserKey] = frozenset()
+    users_to_add: frozenset[UserKey] = frozenset()
     users_to_remove: frozenset[int] = frozenset()
     members_basis: Basis = "observed"
     replacement: tuple[FieldDiff, ...] = ()
@@ -83,8 +93,8 @@ class GroupDiff:
     desired: DesiredGroup | None
     id: int | None
     record: RecordedGroup | None
-    desired_members: frozenset[int] = frozenset()
-    members_to_add: frozenset[int] = frozenset()
+    desired_members: frozenset[UserKey] = frozenset()
+    members_to_add: frozenset[UserKey] = frozenset()
     members_to_remove: frozenset[int] = frozenset()
     members_known: bool = True  # False: the tool has no record of the group's members
     live_name: str | None = None  # renamed: what the site calls it now
@@ -96,12 +106,30 @@ class GroupDiff:
 
 
 @dataclass(frozen=True, slots=True)
+class UserDiff:
+    """One site user, declared (``missing``/``present``) or managed (``extra``/``vanished``).
+
+    ``differences`` are what the site shows otherwise than the manifest says (e-mail, names,
+    administrator): drift no API method can change, reported and never "fixed".
+    """
+
+    username: str
+    status: Literal["missing", "present", "extra", "vanished"]
+    desired: DesiredUser | None
+    live: LiveUser | None
+    record: RecordedUser | None
+    differences: tuple[FieldDiff, ...] = ()
+    gone_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Comparison:
     workspaces: tuple[WorkspaceDiff, ...]
     groups: tuple[GroupDiff, ...]
     unmanaged: tuple[Unmanaged, ...]
     conflicts: tuple[str, ...]  # declared objects the tool cannot act on, with the reason
     notes: tuple[str, ...]  # site-wide facts that could not be observed
+    users: tuple[UserDiff, ...] = ()
 
 
 def compare(
@@ -117,6 +145,7 @@ def compare(
         unmanaged=_unmanaged(desired, live, records),
         conflicts=tuple(conflicts),
         notes=live.notes,
+        users=tuple(_compare_users(desired, live, records)),
     )
 
 
@@ -218,7 +247,7 @@ def _present_workspace(
     want: DesiredWorkspace,
     live: LiveWorkspace,
     record: RecordedWorkspace | None,
-    users: frozenset[int],
+    users: frozenset[UserKey],
 ) -> WorkspaceDiff:
     replacement: list[FieldDiff] = []
     unobservable: list[str] = []
@@ -249,6 +278,7 @@ def _present_workspace(
     basis: Basis = "observed" if live.users is not None else "recorded"
     to_add = users - current if current is not None else users
     to_remove = current - users if current is not None else frozenset()
+    to_remove = frozenset(u for u in to_remove if isinstance(u, int))
     return WorkspaceDiff(
         want.name,
         "present",
@@ -370,13 +400,13 @@ def _renamed_group(
     want: DesiredGroup | None,
     record: RecordedGroup,
     listed: LiveGroup,
-    members: frozenset[int],
+    members: frozenset[UserKey],
 ) -> GroupDiff:
     return GroupDiff(name, "renamed", want, listed.id, record, members, live_name=listed.name)
 
 
 def _present_group(
-    want: DesiredGroup, group_id: int, record: RecordedGroup | None, members: frozenset[int]
+    want: DesiredGroup, group_id: int, record: RecordedGroup | None, members: frozenset[UserKey]
 ) -> GroupDiff:
     """Members cannot be read back: compare with what the tool recorded applying.
 
@@ -393,6 +423,49 @@ def _present_group(
         record,
         members,
         members - recorded,
-        recorded - members,
+        frozenset(u for u in recorded - members if isinstance(u, int)),
         members_known=record is not None and record.members_known,
     )
+
+
+# --- users --------------------------------------------------------------------------------
+
+
+def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> list[UserDiff]:
+    by_name = {user.username.casefold(): user for user in live.users if user.username}
+    by_id = {user.id: user for user in live.users}
+    diffs: list[UserDiff] = []
+    for want in desired.users:
+        record = records.users.get(want.username)
+        found = by_name.get(want.username.casefold())
+        if found is None:
+            gone = record.id if record is not None and record.id not in by_id else None
+            diffs.append(UserDiff(want.username, "missing", want, None, record, gone_id=gone))
+        else:
+            differences = _user_differences(want, found)
+            diffs.append(UserDiff(want.username, "present", want, found, record, differences))
+    declared = {user.username for user in desired.users}
+    for name, record in sorted(records.users.items()):
+        if not record.managed or name in declared:
+            continue
+        found = by_id.get(record.id)
+        status: Literal["extra", "vanished"] = "extra" if found is not None else "vanished"
+        gone = record.id if found is None else None
+        diffs.append(UserDiff(name, status, None, found, record, gone_id=gone))
+    return diffs
+
+
+def _user_differences(want: DesiredUser, live: LiveUser) -> tuple[FieldDiff, ...]:
+    """What the site shows otherwise than declared, for the facts the site reported."""
+    found: list[FieldDiff] = []
+    if live.email and live.email.casefold() != want.email.casefold():
+        found.append(FieldDiff("email", live.email, want.email, "observed"))
+    for field, wanted, seen in (
+        ("first_name", want.first_name, live.first_name),
+        ("last_name", want.last_name, live.last_name),
+    ):
+        if seen is not None and wanted and seen != wanted:
+            found.append(FieldDiff(field, seen, wanted, "observed"))
+    if live.admin is not None and live.admin != want.admin:
+        found.append(FieldDiff("admin", live.admin, want.admin, "observed"))
+    return tuple(found)

@@ -48,6 +48,12 @@ def _categorise(change: Change) -> tuple[str, str]:
         return "extra", "left the manifest; still on the site"
     if change.action == "renamed":
         return "changed", change.note or "renamed on the site"
+    if change.action == "differs":
+        return "changed", "; ".join(
+            f"{f.field}: {value_text(f.before)} on the site, {value_text(f.after)} in the "
+            "manifest (observed; no API method changes an existing user)"
+            for f in change.fields
+        )
     if change.action in ("needs-replacement", "replace"):
         return "needs_replacement", "; ".join(
             f"{f.field}: {value_text(f.before)} -> {value_text(f.after)} ({f.basis})"

@@ -1,75 +1,114 @@
-"""Export: write a manifest that describes the live site, so an existing site can be adopted.
+"""Export: describe the live site as a manifest, so an existing site can be adopted.
 
-Every workspace is written with its users (by username), ``root_access`` and overrides as
-far as the API lets them be observed, and every group that can be discovered. Where a fact
-could not be read, a YAML comment says so at that place. Names that cannot round-trip
-through the API (a comma, more than 40 characters, two workspaces with one name or one
-path) are reported and written only as comments, never silently changed.
+``export_site`` builds the manifest as a model (``Export``), fact by fact: each value says
+whether it was read on the site, taken from the tool's records, or could not be known (then a
+``note`` says so, and ``render/manifest.py`` writes it as a YAML comment at that place). Names
+that cannot round-trip through the API are reported and skipped, never silently changed; the
+name rules are the manifest's own (``reconciler.manifest.names``).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, Literal, TypeVar
 
-import yaml
-
-from reconciler.api.spec import MAX_WORKSPACE_NAME_LENGTH, NAME_LIST_SEPARATOR
 from reconciler.engine.records import Records
-from reconciler.model import LiveSite, LiveUser, LiveWorkspace
-
-HEADER = (
-    "# Exported by site-reconciler from {site}.\n"
-    "# Review it, then adopt it: reconciler adopt PATH\n"
+from reconciler.manifest.names import (
+    email_problem,
+    group_name_problem,
+    username_problem,
+    workspace_name_problem,
 )
+from reconciler.model import LiveSite, LiveUser, LiveWorkspace, Overrides
+
+T = TypeVar("T")
+UserName = str | int  # a username, or the numeric ID of a user without one
 
 
-def scalar(value: Any) -> str:
-    """A YAML scalar in flow style (quoted only when YAML needs it)."""
-    text = yaml.safe_dump(value, default_flow_style=True, width=10_000, allow_unicode=True)
-    return text.removesuffix("\n").removesuffix("\n...").strip()
+@dataclass(frozen=True, slots=True)
+class Noted(Generic[T]):
+    """A value of the exported manifest and, when it is not a fact the site reported, why."""
+
+    value: T
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedWorkspace:
+    name: str
+    root_access: Noted[bool]
+    users: Noted[tuple[UserName, ...]]
+    permissions: Noted[Overrides] | None  # None: the overrides could not be read at all
+    notifications: Noted[Overrides] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedGroup:
+    name: str
+    members: Noted[tuple[UserName, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedUser:
+    username: str
+    email: str
+    first_name: str | None
+    last_name: str | None
+    admin: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """An object that cannot be written as a manifest entry, and why."""
+
+    kind: Literal["workspace", "group", "user"]
+    name: str
+    id: int
+    problem: str
 
 
 @dataclass
 class Export:
-    """The exported manifest as YAML fragments, and the problems found on the way."""
+    """The live site as a manifest model, and what could not be exported."""
 
     site: str
-    workspaces: list[tuple[str, str]] = field(default_factory=list)  # (name, YAML list item)
-    groups: str = ""
+    workspaces: list[ExportedWorkspace] = field(default_factory=list)
+    groups: list[ExportedGroup] = field(default_factory=list)
+    users: list[ExportedUser] | None = None  # None: users were not asked for
+    skipped: list[Skipped] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    groups_note: str | None = None
 
-    def single_file(self) -> str:
-        body = "".join(item for _, item in self.workspaces) or "  []\n"
-        return f"{self._head()}workspaces:\n{body}{self.groups}"
 
-    def _head(self) -> str:
-        return HEADER.format(site=self.site) + f"version: 1\nsite:\n  url: {scalar(self.site)}\n"
+OVERRIDES_UNREAD = "permissions and notifications overrides could not be read from this site"
 
-    def files(self) -> dict[str, str]:
-        """One file per workspace, one for groups, one for the site: for large sites."""
-        out = {"site.yaml": self._head()}
-        used: Counter[str] = Counter()
-        for name, item in self.workspaces:
-            slug = re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-") or "workspace"
-            used[slug] += 1
-            file = (
-                f"workspace-{slug}.yaml"
-                if used[slug] == 1
-                else f"workspace-{slug}-{used[slug]}.yaml"
+
+def export_site(live: LiveSite, records: Records, site: str, *, users: bool = False) -> Export:
+    """The manifest of ``live``: workspaces, discoverable groups and, if asked, users."""
+    result = Export(site)
+    directory = {user.id: user for user in live.users}
+    names = Counter(ws.name.casefold() for ws in live.workspaces)
+    paths = Counter(ws.path for ws in live.workspaces)
+    for ws in sorted(live.workspaces, key=lambda w: (w.name.casefold(), w.id)):
+        problem = _workspace_problem(ws, names, paths)
+        if problem is not None:
+            result.skipped.append(Skipped("workspace", ws.name, ws.id, problem))
+            result.problems.append(
+                f'workspace "{ws.name}" (id {ws.id}) was not exported: {problem}'
             )
-            out[file] = f"version: 1\nworkspaces:\n{item}"
-        out["groups.yaml"] = "version: 1\n" + (self.groups or "groups: []\n")
-        return out
+            continue
+        result.workspaces.append(_workspace(ws, records, directory, result.problems))
+    _groups(live, records, directory, result)
+    if users:
+        result.users = _users(live.users, result)
+    return result
 
 
-def _name_problem(ws: LiveWorkspace, names: Counter[str], paths: Counter[str]) -> str | None:
-    if NAME_LIST_SEPARATOR in ws.name:
-        return "its name has a comma, which the API would split"
-    if not 1 <= len(ws.name) <= MAX_WORKSPACE_NAME_LENGTH:
-        return f"its name is not 1-{MAX_WORKSPACE_NAME_LENGTH} characters long"
+def _workspace_problem(ws: LiveWorkspace, names: Counter[str], paths: Counter[str]) -> str | None:
+    problem = workspace_name_problem(ws.name)
+    if problem is not None:
+        return f"its name {problem}"
     if names[ws.name.casefold()] > 1:
         return "another workspace has the same name"
     if paths[ws.path] > 1:
@@ -77,110 +116,99 @@ def _name_problem(ws: LiveWorkspace, names: Counter[str], paths: Counter[str]) -
     return None
 
 
-def export_site(live: LiveSite, state: Records, site: str) -> Export:
-    result = Export(site)
-    users = {user.id: user for user in live.users}
-    names = Counter(ws.name.casefold() for ws in live.workspaces)
-    paths = Counter(ws.path for ws in live.workspaces)
-    for ws in sorted(live.workspaces, key=lambda w: (w.name.casefold(), w.id)):
-        problem = _name_problem(ws, names, paths)
-        if problem is not None:
-            result.problems.append(
-                f'workspace "{ws.name}" (id {ws.id}) was not exported: {problem}'
-            )
-            result.workspaces.append(
-                (ws.name, f"  # not exported: {scalar(ws.name)} (id {ws.id}): {problem}\n")
-            )
-            continue
-        result.workspaces.append((ws.name, _workspace_item(ws, state, users, result.problems)))
-    result.groups = _groups(live, state, users, result.problems)
-    return result
-
-
-def _user_refs(
-    ids: frozenset[int], users: dict[int, LiveUser], problems: list[str], where: str
-) -> list[Any]:
-    refs: list[Any] = []
-    for user_id in sorted(ids, key=lambda i: (users[i].username if i in users else "", i)):
-        user = users.get(user_id)
+def _user_names(
+    ids: frozenset[int], directory: dict[int, LiveUser], problems: list[str], where: str
+) -> tuple[UserName, ...]:
+    """Usernames where there are; a user without one is written as its ID, and reported."""
+    found: list[UserName] = []
+    for user_id in sorted(ids, key=lambda i: (directory[i].username if i in directory else "", i)):
+        user = directory.get(user_id)
         if user is not None and user.username:
-            refs.append(user.username)
+            found.append(user.username)
         else:
-            refs.append(user_id)
+            found.append(user_id)
             problems.append(f"user {user_id} in {where} has no username: written as its numeric ID")
-    return refs
+    return tuple(found)
 
 
-def _flags(flags: frozenset[str] | None) -> str:
-    return "{" + ", ".join(f"{flag}: true" for flag in sorted(flags or ())) + "}"
-
-
-def _workspace_item(
-    ws: LiveWorkspace, state: Records, users: dict[int, LiveUser], problems: list[str]
-) -> str:
-    record = state.workspaces.get(ws.name)
-    known = record is not None and record.id == ws.id
-    lines = [f"  - name: {scalar(ws.name)}"]
-    if known and record is not None and record.root_access is not None:
-        lines.append(
-            f"    root_access: {scalar(record.root_access.value)}    # recorded by site-reconciler"
-        )
+def _workspace(
+    ws: LiveWorkspace, records: Records, directory: dict[int, LiveUser], problems: list[str]
+) -> ExportedWorkspace:
+    record = records.workspaces.get(ws.name)
+    record = record if record is not None and record.id == ws.id else None
+    if record is not None and record.root_access is not None:
+        root = Noted(record.root_access.value, "recorded by site-reconciler")
     else:
-        lines.append("    root_access: true    # not reported by the site: check it in the web app")
+        root = Noted(True, "not reported by the site: check it in the web app")
     if ws.users is None:
-        lines.append("    users: []    # could not be read")
+        users: Noted[tuple[UserName, ...]] = Noted((), "could not be read")
     else:
-        refs = _user_refs(ws.users, users, problems, f'workspace "{ws.name}"')
-        lines.append(f"    users: {scalar(refs)}")
+        users = Noted(_user_names(ws.users, directory, problems, f'workspace "{ws.name}"'))
     if not ws.details_observed:
-        lines.append(
-            "    # permissions and notifications overrides could not be read from this site"
-        )
-        return "\n".join(lines) + "\n"
-    if ws.permissions:
-        lines.append(f"    permissions: {_flags(ws.permissions)}")
-    recorded = record.notifications if known and record is not None else None
-    notifications = recorded.value if recorded is not None else None
+        return ExportedWorkspace(ws.name, root, users, None, None)
+    recorded = record.notifications if record is not None else None
     if ws.notifications:
-        lines.append(f"    notifications: {_flags(ws.notifications)}")
-    elif notifications is not None:
-        lines.append("    notifications: {}    # recorded: override on, both off")
+        notifications: Noted[Overrides] = Noted(ws.notifications)
+    elif recorded is not None and recorded.value is not None:
+        notifications = Noted(recorded.value, "recorded: override on, both off")
     else:
-        lines.append(
-            "    # notifications: none reported on; an override with both off cannot be seen"
-        )
-    return "\n".join(lines) + "\n"
+        notifications = Noted(None, "none reported on; an override with both off cannot be seen")
+    return ExportedWorkspace(ws.name, root, users, Noted(ws.permissions or None), notifications)
 
 
-def _groups(live: LiveSite, state: Records, users: dict[int, LiveUser], problems: list[str]) -> str:
+def _groups(
+    live: LiveSite, records: Records, directory: dict[int, LiveUser], result: Export
+) -> None:
     found: dict[str, int] = {}
-    seen: Counter[str] = Counter(g.name for g in live.groups)
+    seen: Counter[str] = Counter(group.name for group in live.groups)
     for group in live.groups:
+        problem = group_name_problem(group.name)
+        problem = f"its name {problem}" if problem else None
         if seen[group.name] > 1:
-            problems.append(
-                f'user group "{group.name}" (id {group.id}) was not exported: '
-                "another group has the same name"
+            problem = "another group has the same name"
+        if problem is not None:
+            result.skipped.append(Skipped("group", group.name, group.id, problem))
+            result.problems.append(
+                f'user group "{group.name}" (id {group.id}) was not exported: {problem}'
             )
             continue
         found[group.name] = group.id
-    for name, recorded in state.groups.items():
+    for name, recorded in records.groups.items():
         if recorded.id is not None and name not in found and not live.groups_listed:
             found[name] = recorded.id
-    if not found:
-        return (
-            "groups: []\n"
-            if live.groups_listed
-            else "groups: []    # this site does not list user groups\n"
-        )
-    lines = ["groups:"]
+    if not live.groups_listed and not found:
+        result.groups_note = "this site does not list user groups"
     for name in sorted(found, key=str.casefold):
-        record = state.groups.get(name)
-        lines.append(f"  - name: {scalar(name)}")
+        record = records.groups.get(name)
         if record is not None and record.id == found[name]:
-            refs = _user_refs(record.members, users, problems, f'group "{name}"')
-            lines.append(f"    members: {scalar(refs)}    # recorded by site-reconciler")
-        else:
-            lines.append(
-                "    members: []    # the site cannot report group members: list them here"
+            members = _user_names(record.members, directory, result.problems, f'group "{name}"')
+            note = (
+                "recorded by site-reconciler"
+                if record.members_known
+                else "those the tool added; the site cannot report the others"
             )
-    return "\n".join(lines) + "\n"
+            result.groups.append(ExportedGroup(name, Noted(members, note)))
+        else:
+            note = "the site cannot report group members: list them here"
+            result.groups.append(ExportedGroup(name, Noted((), note)))
+
+
+def _users(users: tuple[LiveUser, ...], result: Export) -> list[ExportedUser]:
+    exported = []
+    for user in sorted(users, key=lambda u: (u.username.casefold(), u.id)):
+        problem = username_problem(user.username)
+        problem = f"its username {problem}" if problem else None
+        if problem is None and (bad_email := email_problem(user.email)):
+            problem = f"its e-mail address {bad_email}"
+        if problem is not None:
+            result.skipped.append(Skipped("user", user.username, user.id, problem))
+            result.problems.append(
+                f'user "{user.username}" (id {user.id}) was not exported: {problem}'
+            )
+            continue
+        exported.append(
+            ExportedUser(
+                user.username, user.email, user.first_name, user.last_name, bool(user.admin)
+            )
+        )
+    return exported

@@ -61,16 +61,21 @@ class LiveReader:
         self,
         detail_names: Iterable[str] | None,
         fallback_users: Callable[[tuple[LiveUser, ...]], Iterable[int]] = lambda users: (),
+        *,
+        who_am_i: bool = False,
     ) -> LiveSite:
         """The live site.
 
         ``detail_names`` are the workspaces whose details are read (None: every one).
         ``fallback_users`` picks, from the site's users, those whose workspaces are read with
-        ``user_info`` when the site refuses ``workspace_info``.
+        ``user_info`` when the site refuses ``workspace_info``. ``who_am_i`` also reads which
+        user the API key belongs to (the guard that never deletes the caller needs it).
         """
-        self.progress.expect(2)
-        entries, (locations, notes) = await asyncio.gather(
-            self._counted(self.client.workspace_list()), self._read_locations()
+        self.progress.expect(2 + who_am_i)
+        entries, (locations, notes), caller = await asyncio.gather(
+            self._counted(self.client.workspace_list()),
+            self._read_locations(),
+            self._read_caller() if who_am_i else _nothing(),
         )
         wanted = None if detail_names is None else set(detail_names)
         details_for = [e for e in entries if wanted is None or e.name in wanted]
@@ -81,7 +86,10 @@ class LiveReader:
             self._counted(self.client.user_list(expected_total=user_count), pages),
             self._read_details(details_for),
         )
-        users = tuple(LiveUser(s.id, s.username, s.email, bool(s.admin)) for s in summaries)
+        users = tuple(
+            LiveUser(s.id, s.username, s.email, s.admin, s.first_name, s.last_name)
+            for s in summaries
+        )
         if details is None:
             notes.append(
                 "This site refuses workspace_info: workspace members were read with user_info "
@@ -94,7 +102,16 @@ class LiveReader:
         groups = tuple(LiveGroup(loc.id, loc.name) for loc in locations if loc.is_group)
         # A site that omits groups at / cannot be told apart from one with no groups, so an
         # answer without any group is not trusted to prove that a recorded group is gone.
-        return LiveSite(users, workspaces, groups, groups_listed=bool(groups), notes=tuple(notes))
+        return LiveSite(
+            users, workspaces, groups, bool(groups), notes=tuple(notes), caller_id=caller
+        )
+
+    async def _read_caller(self) -> int | None:
+        """The user ID the API key belongs to (``user_permissions_location`` reports it)."""
+        try:
+            return (await self._counted(self.client.user_permissions_location("/"))).user_id
+        except REFUSALS:
+            return None
 
     async def _read_locations(self) -> tuple[list[LocationEntry], list[str]]:
         try:
@@ -134,6 +151,10 @@ class LiveReader:
             LiveWorkspace(e.id, e.name, e.path, users=frozenset(members.get(e.id, ())))
             for e in entries
         )
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _workspaces(

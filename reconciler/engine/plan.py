@@ -24,7 +24,9 @@ PLAN_FORMAT = "site-reconciler-plan"
 PLAN_FORMAT_VERSION = 2
 
 Basis = Literal["observed", "recorded"]
-ChangeKind = Literal["create", "update", "replace", "delete", "needs-replacement", "renamed"]
+ChangeKind = Literal[
+    "create", "update", "replace", "delete", "needs-replacement", "renamed", "differs"
+]
 ObjectKind = Literal["workspace", "group", "user"]
 
 

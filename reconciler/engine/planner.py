@@ -14,20 +14,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.engine.actions import (
+    DELETES_ACCOUNT,
     DESTROYS_FILES,
+    PHASES,
+    AfterApply,
     GroupCreate,
     GroupDelete,
     GroupJoin,
     GroupLeave,
     MembershipChange,
     Target,
+    UserAdd,
+    UserDelete,
+    UserKey,
     WorkspaceAdd,
     WorkspaceDelete,
     WorkspaceJoin,
     WorkspaceLeave,
     WriteAction,
 )
-from reconciler.engine.diff import Comparison, GroupDiff, WorkspaceDiff
+from reconciler.engine.diff import Comparison, GroupDiff, UserDiff, WorkspaceDiff
 from reconciler.engine.facts import fingerprints
 from reconciler.engine.plan import (
     Change,
@@ -40,8 +46,8 @@ from reconciler.engine.plan import (
 )
 from reconciler.engine.records import Records
 from reconciler.engine.safety import guard_problems, protecting, vanished_files
-from reconciler.engine.users import UserDirectory
-from reconciler.model import DesiredWorkspace, LiveSite, Overrides, Policy
+from reconciler.engine.users import UserDirectory, user_order
+from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, Overrides, Policy
 
 MAX_NAMES_PER_WORKSPACE_ADD = 20
 """Workspaces with identical settings share a ``workspace_add``; cap a call's blast radius."""
@@ -64,14 +70,80 @@ class _Builder:
     warnings: list[str] = field(default_factory=list)
 
     def add(self, action: WriteAction) -> str:
-        self.actions.append(action)
+        """Add ``action``, after the creation of every user it names that this apply creates."""
+        creations = [
+            f"{UserAdd.method}:{user.username}"
+            for user in action.named_users()
+            if isinstance(user, AfterApply)
+        ]
+        self.actions.append(action.after(*creations) if creations else action)
         return action.id
+
+    # --- users ----------------------------------------------------------------------------
+
+    def users(self, diffs: Iterable[UserDiff]) -> None:
+        for diff in diffs:
+            if diff.status == "missing" and diff.desired is not None:
+                self._create_user(diff.desired, diff.gone_id)
+            elif diff.status == "present" and diff.differences:
+                self.changes.append(
+                    Change(
+                        "user",
+                        diff.username,
+                        "differs",
+                        id=diff.live.id if diff.live else None,
+                        fields=tuple(
+                            FieldChange(f.field, _display(f.live), _display(f.desired), f.basis)
+                            for f in diff.differences
+                        ),
+                        hint="no API method changes an existing user: change it in the web "
+                        "app, or change the manifest to match",
+                    )
+                )
+            elif diff.status == "extra" and diff.live is not None:
+                self._retire_user(diff.username, diff.live)
+            elif diff.status == "vanished":
+                self._vanished("user", diff.username, diff.gone_id)
+
+    def _create_user(self, user: DesiredUser, gone_id: int | None) -> None:
+        self.add(
+            UserAdd(
+                username=user.username,
+                email=user.email,
+                first_name=user.first_name,
+                last_name=user.last_name,
+                organization=user.organization,
+                phone=user.phone,
+                phone_ext=user.phone_ext,
+                admin=user.admin,
+                active=user.active,
+            )
+        )
+        settings = {"email": user.email, "admin": user.admin, "active": user.active}
+        settings |= {"first_name": user.first_name, "last_name": user.last_name}
+        self.changes.append(
+            Change("user", user.username, "create", settings=settings, note=_gone_note(gone_id))
+        )
+
+    def _retire_user(self, username: str, live: LiveUser) -> None:
+        """A managed user who left ``users:``: deleted only with ``policy.prune_users``."""
+        if not self.policy.prune_users:
+            reason = "left the manifest; kept because policy.prune_users is false"
+        elif (pattern := protecting(self.policy.protect_users, username)) is not None:
+            reason = f'left the manifest; kept because it matches policy.protect_users "{pattern}"'
+        else:
+            self.add(UserDelete(user_id=live.id, username=username))
+            self.changes.append(
+                Change("user", username, "delete", id=live.id, warning=DELETES_ACCOUNT)
+            )
+            return
+        self.kept.append(Kept("user", username, reason))
 
     # --- groups ---------------------------------------------------------------------------
 
     def groups(self, diffs: Iterable[GroupDiff]) -> None:
-        joins: dict[int, list[Target]] = defaultdict(list)
-        leaves: dict[int, list[Target]] = defaultdict(list)
+        joins: dict[UserKey, list[Target]] = defaultdict(list)
+        leaves: dict[UserKey, list[Target]] = defaultdict(list)
         for diff in diffs:
             if diff.status == "missing":
                 self._create_group(diff)
@@ -95,7 +167,7 @@ class _Builder:
         self._memberships(GroupLeave, leaves)
 
     def _create_group(self, diff: GroupDiff) -> None:
-        members = tuple(sorted(diff.desired_members))
+        members = tuple(sorted(diff.desired_members, key=user_order))
         self.add(GroupCreate(name=diff.name, members=members))
         note = _gone_note(diff.gone_id)
         self.changes.append(
@@ -127,19 +199,20 @@ class _Builder:
             )
         )
 
-    def _memberships(self, kind: type[MembershipChange], by_user: dict[int, list[Target]]) -> None:
+    def _memberships(
+        self, kind: type[MembershipChange], by_user: dict[UserKey, list[Target]]
+    ) -> None:
         """One call per user, carrying every group or workspace that user joins or leaves."""
-        for user_id in sorted(by_user):
-            targets = tuple(sorted(by_user[user_id], key=lambda t: (t.id, t.name)))
-            label = self.directory.label(user_id)
-            self.add(kind(user=user_id, user_label=label, targets=targets))
+        for user in sorted(by_user, key=user_order):
+            targets = tuple(sorted(by_user[user], key=lambda t: (t.id, t.name)))
+            self.add(kind(user=user, user_label=self.directory.label(user), targets=targets))
 
     # --- workspaces -----------------------------------------------------------------------
 
     def workspaces(self, diffs: Iterable[WorkspaceDiff]) -> None:
         creations: dict[tuple[Any, ...], list[str]] = defaultdict(list)
-        joins: dict[int, list[Target]] = defaultdict(list)
-        leaves: dict[int, list[Target]] = defaultdict(list)
+        joins: dict[UserKey, list[Target]] = defaultdict(list)
+        leaves: dict[UserKey, list[Target]] = defaultdict(list)
         for diff in diffs:
             if diff.status == "missing" and diff.desired is not None:
                 creations[_settings_key(diff.desired, diff.desired_users)].append(diff.name)
@@ -295,8 +368,8 @@ def _gone_note(gone_id: int | None) -> str | None:
     return f"recorded as ID {gone_id}, which is missing on the site: created again"
 
 
-def _settings_key(ws: DesiredWorkspace, users: frozenset[int]) -> tuple[Any, ...]:
-    return (ws.root_access, tuple(sorted(users)), ws.permissions, ws.notifications)
+def _settings_key(ws: DesiredWorkspace, users: frozenset[UserKey]) -> tuple[Any, ...]:
+    return (ws.root_access, tuple(sorted(users, key=user_order)), ws.permissions, ws.notifications)
 
 
 def _workspace_add(key: tuple[Any, ...], names: list[str]) -> WorkspaceAdd:
@@ -311,7 +384,7 @@ def _workspace_add(key: tuple[Any, ...], names: list[str]) -> WorkspaceAdd:
 
 
 def _settings(
-    ws: DesiredWorkspace, directory: UserDirectory, users: Iterable[int]
+    ws: DesiredWorkspace, directory: UserDirectory, users: Iterable[UserKey]
 ) -> dict[str, Any]:
     return {
         "root_access": ws.root_access,
@@ -321,7 +394,7 @@ def _settings(
     }
 
 
-def _display(value: bool | Overrides) -> Any:
+def _display(value: bool | str | Overrides) -> Any:
     if isinstance(value, frozenset):
         return sorted(value)
     return value
@@ -365,10 +438,11 @@ def build_plan(
 ) -> Plan:
     """The plan that makes the site match the manifest, with what apply would refuse."""
     builder = _Builder(directory, options, policy)
+    builder.users(comparison.users)
     builder.groups(comparison.groups)
     builder.workspaces(comparison.workspaces)
     builder.deletions(comparison.workspaces, comparison.groups)
-    actions = builder.actions
+    actions = sorted(builder.actions, key=lambda action: PHASES.index(action.phase))
     touched = {obj for action in actions for obj in action.touches()}
     users = {u for action in actions for u in action.named_users() if isinstance(u, int)}
     return Plan(
@@ -389,6 +463,8 @@ def build_plan(
                 context.manifest_files,
                 groups_listed=live.groups_listed,
                 assume_no_groups=options.assume_no_groups,
+                users=live.users,
+                caller_id=live.caller_id,
             )
         ),
         expects=fingerprints(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from reconciler.engine.actions import GroupCreate, WriteAction
 from reconciler.engine.plan import PlanOptions
 from reconciler.engine.records import Records
-from reconciler.model import DesiredSite, Policy
+from reconciler.model import DesiredSite, LiveUser, Policy
 
 MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD = 20
 
@@ -49,9 +49,12 @@ def guard_problems(
     *,
     groups_listed: bool = True,
     assume_no_groups: bool = False,
+    users: Sequence[LiveUser] = (),
+    caller_id: int | None = None,
 ) -> list[str]:
     """Plain sentences, one per guard the plan trips; empty when apply may go ahead."""
     problems = _delete_problems(actions, records, policy)
+    problems += _user_deletion_problems(actions, records, policy, users, caller_id)
     problems += _vanished_file_problems(actions, records, manifest_files)
     if not (groups_listed or records.groups or assume_no_groups):
         problems += _first_apply_problems(actions)
@@ -86,6 +89,45 @@ def _delete_problems(actions: Sequence[WriteAction], records: Records, policy: P
             f"it deletes {len(pruned)} of the {managed} managed workspaces and groups "
             f"({len(pruned) / managed:.0%}), more than policy.max_delete_fraction "
             f"({policy.max_delete_fraction:.0%}) allows"
+        )
+    return problems
+
+
+def _user_deletion_problems(
+    actions: Sequence[WriteAction],
+    records: Records,
+    policy: Policy,
+    users: Sequence[LiveUser],
+    caller_id: int | None,
+) -> list[str]:
+    """Never the caller, never below ``min_admins``, never too many at once."""
+    deleted = {d.id: d.name for a in actions if (d := a.deletion()) and d.kind == "user"}
+    if not deleted:
+        return []
+    problems = []
+    if caller_id is None:
+        problems.append(
+            "it deletes users, and the site did not say which user the API key belongs to, so "
+            "the tool cannot make sure it is not deleting the user it runs as"
+        )
+    elif caller_id in deleted:
+        problems.append(
+            f'it deletes user "{deleted[caller_id]}", whose API key this tool runs with'
+        )
+    maybe_admins = [u for u in users if u.id in deleted and u.admin is not False]
+    remaining = sum(1 for u in users if u.admin is True and u.id not in deleted)
+    if maybe_admins and remaining < policy.min_admins:
+        names = ", ".join(f'"{u.username}"' for u in maybe_admins)
+        problems.append(
+            f"it deletes the administrator(s) {names}, which would leave {remaining} "
+            f"administrator(s), fewer than policy.min_admins ({policy.min_admins})"
+        )
+    managed = sum(1 for u in records.users.values() if u.managed)
+    if len(deleted) >= 2 and managed and len(deleted) > policy.max_user_removal_fraction * managed:
+        problems.append(
+            f"it deletes {len(deleted)} of the {managed} users the tool manages "
+            f"({len(deleted) / managed:.0%}), more than policy.max_user_removal_fraction "
+            f"({policy.max_user_removal_fraction:.0%}) allows"
         )
     return problems
 
@@ -144,6 +186,7 @@ class RunCheck:
 
     desired: DesiredSite
     options: PlanOptions
+    caller_id: int | None = None
 
     def refusal(self, action: WriteAction, records: Records) -> str | None:
         """Why ``action`` must not run now, or ``None`` when it may."""
@@ -166,6 +209,8 @@ class RunCheck:
         deletion = action.deletion()
         assert deletion is not None
         policy = self.desired.policy
+        if deletion.kind == "user":
+            return self._user_deletion_refusal(deletion.name, deletion.id, records)
         if deletion.kind in ("workspace", "group"):
             pattern = protecting(policy.protect, deletion.name)
             if pattern is not None:
@@ -185,4 +230,20 @@ class RunCheck:
                     f'the records do not say the tool manages {deletion.kind} "{deletion.name}" '
                     f"(ID {deletion.id})"
                 )
+        return None
+
+    def _user_deletion_refusal(self, username: str, user_id: int, records: Records) -> str | None:
+        policy = self.desired.policy
+        if not policy.prune_users:
+            return "policy.prune_users is false"
+        pattern = protecting(policy.protect_users, username)
+        if pattern is not None:
+            return f'it matches policy.protect_users "{pattern}"'
+        if user_id == self.caller_id or self.caller_id is None:
+            return "the tool cannot delete the user whose API key it runs with"
+        if any(user.username.casefold() == username.casefold() for user in self.desired.users):
+            return f'the manifest still declares user "{username}"'
+        record = records.users.get(username)
+        if record is None or not record.managed or record.id != user_id:
+            return f'the records do not say the tool manages user "{username}" (ID {user_id})'
         return None

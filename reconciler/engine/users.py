@@ -3,14 +3,18 @@
 A reference may read several ways: ``1002`` is an ID but may also be someone's username, and
 one user's username may be another's e-mail address. A reference that names two different
 users is an error naming both: guessing would give access to the wrong person.
+
+A reference to a user the manifest declares (``users:``) that the site does not have yet
+resolves to ``AfterApply(username)``: the apply creates that user first and binds the ID.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from reconciler.model import DesiredSite, LiveUser, UserRef
+from reconciler.engine.actions import AfterApply, UserKey
+from reconciler.model import DesiredSite, DesiredUser, LiveUser, UserRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +53,23 @@ class UserDirectory:
                 found.setdefault(user.id, user)
         return list(found.values())
 
-    def label(self, user_id: int) -> str:
-        """How reports name a user: the username, or ``#ID`` for a user the site did not list."""
-        user = self.by_id.get(user_id)
-        return user.username if user and user.username else f"#{user_id}"
+    def label(self, user: UserKey) -> str:
+        """How reports name a user: the username, ``#ID`` for a user the site did not list,
+        or the username and "(new user)" for one this apply creates."""
+        if isinstance(user, AfterApply):
+            return f"{user.username} (new user)"
+        found = self.by_id.get(user)
+        return found.username if found and found.username else f"#{user}"
 
-    def labels(self, user_ids: Iterable[int]) -> tuple[str, ...]:
-        return tuple(sorted(self.label(user_id) for user_id in user_ids))
+    def labels(self, users: Iterable[UserKey]) -> tuple[str, ...]:
+        return tuple(sorted(self.label(user) for user in users))
+
+
+def user_order(user: UserKey) -> tuple[bool, int, str]:
+    """Sorts IDs (by number) before users known only after apply (by name)."""
+    if isinstance(user, AfterApply):
+        return (True, 0, user.username)
+    return (False, user, "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +93,17 @@ class Resolution:
     ids: dict[str, int]
     unknown: tuple[UserRef, ...] = ()
     ambiguous: tuple[Ambiguity, ...] = ()
+    new: dict[str, str] = field(default_factory=dict)  # reference -> declared, absent username
 
-    def ids_of(self, refs: Iterable[UserRef]) -> frozenset[int]:
-        return frozenset(self.ids[ref.text] for ref in refs if ref.text in self.ids)
+    def ids_of(self, refs: Iterable[UserRef]) -> frozenset[UserKey]:
+        """The users ``refs`` name: IDs, and users this apply creates."""
+        found: set[UserKey] = set()
+        for ref in refs:
+            if ref.text in self.ids:
+                found.add(self.ids[ref.text])
+            elif ref.text in self.new:
+                found.add(AfterApply(self.new[ref.text]))
+        return frozenset(found)
 
 
 def references(desired: DesiredSite) -> list[UserRef]:
@@ -90,19 +112,31 @@ def references(desired: DesiredSite) -> list[UserRef]:
     return refs + [ref for group in desired.groups for ref in group.members]
 
 
+def _declared_index(users: Iterable[DesiredUser]) -> dict[str, DesiredUser]:
+    index: dict[str, DesiredUser] = {}
+    for user in users:
+        index.setdefault(user.username.casefold(), user)
+        index.setdefault(user.email.casefold(), user)
+    return index
+
+
 def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolution:
     """Resolve every user reference of the manifest; the rest are kept with their source."""
     ids: dict[str, int] = {}
+    new: dict[str, str] = {}
     unknown: list[UserRef] = []
     ambiguous: dict[str, Ambiguity] = {}
+    declared = _declared_index(desired.users)
     for ref in references(desired):
-        if ref.text in ids or ref.text in ambiguous:
+        if ref.text in ids or ref.text in ambiguous or ref.text in new:
             continue
         found = directory.candidates(ref)
         if len(found) == 1:
             ids[ref.text] = found[0].id
         elif found:
             ambiguous[ref.text] = Ambiguity(ref, tuple(sorted(found, key=lambda u: u.id)))
+        elif ref.kind != "id" and ref.text.casefold() in declared:
+            new[ref.text] = declared[ref.text.casefold()].username
         else:
             unknown.append(ref)
-    return Resolution(ids, tuple(unknown), tuple(ambiguous.values()))
+    return Resolution(ids, tuple(unknown), tuple(ambiguous.values()), new)

@@ -127,7 +127,9 @@ async def read_live(desired: DesiredSite, site: Site, records: Records) -> LiveS
         return ids | {m for ws in records.workspaces.values() for m in ws.members}
 
     return await LiveReader(site.client, site.progress).read(
-        [ws.name for ws in desired.workspaces], fallback
+        [ws.name for ws in desired.workspaces],
+        fallback,
+        who_am_i=bool(desired.users or records.users),
     )
 
 
@@ -244,7 +246,7 @@ async def apply_manifest(
         plan.raise_if_unsafe(options.force)
         review.approve(plan)
         report = await _execute(
-            plan, plan.checksum, manifest.desired, site, state, seen.records, on_progress
+            plan, plan.checksum, manifest.desired, site, state, seen, on_progress
         )
     return ApplyResult(plan, report, learnt)
 
@@ -291,9 +293,7 @@ async def apply_saved(
         if not plan.has_changes:
             return ApplyResult(plan, None, (*state.learnt, *seen.learnt))
         review.approve(plan)
-        report = await _execute(
-            plan, saved.checksum, desired, site, state, seen.records, on_progress
-        )
+        report = await _execute(plan, saved.checksum, desired, site, state, seen, on_progress)
     return ApplyResult(plan, report, (*state.learnt, *seen.learnt))
 
 
@@ -356,6 +356,8 @@ def _still_needed(saved: Plan, fresh: Plan, seen: Observation, desired: DesiredS
                 saved.context.manifest_files,
                 groups_listed=seen.live.groups_listed,
                 assume_no_groups=fresh.options.assume_no_groups,
+                users=seen.live.users,
+                caller_id=seen.live.caller_id,
             )
         ),
         saved.expects,
@@ -368,7 +370,7 @@ async def _execute(
     desired: DesiredSite,
     site: Site,
     state: ledger.LockedRecords,
-    records: Records,
+    seen: Observation,
     on_progress: Callable[[Outcome], None],
 ) -> ApplyReport:
     """Carry out ``plan`` and save the records, whatever happens on the way.
@@ -379,13 +381,15 @@ async def _execute(
     lock holder folds the journal instead.
     """
     state.save(
-        reduce(records, [PlanApplied(checksum)]), f"apply started: {_counts(plan)}", plan=checksum
+        reduce(seen.records, [PlanApplied(checksum)]),
+        f"apply started: {_counts(plan)}",
+        plan=checksum,
     )
     executor = Executor(
         site.client,
         state.records,
         state.journal(),
-        RunCheck(desired, plan.options),
+        RunCheck(desired, plan.options, seen.live.caller_id),
         on_progress,
     )
     report: ApplyReport | None = None
@@ -469,15 +473,16 @@ async def adopt(manifest: Manifest, site: Site) -> Adoption:
 def forget(
     store: SiteRecords,
     holder: Holder,
-    kind: Literal["workspace", "group"],
+    kind: Literal["workspace", "group", "user"],
     name: str,
     *,
     wait_seconds: float = 0.0,
 ) -> None:
     """Drop the record of one object (the site is not changed)."""
     with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
-        table = state.records.workspaces if kind == "workspace" else state.records.groups
-        if name not in table:
+        records = state.records
+        table = {"workspace": records.workspaces, "group": records.groups, "user": records.users}
+        if name not in table[kind]:
             raise ReconcilerError(
                 f'No {kind} "{name}" is recorded for {store.site} in {store.location}.',
                 hint="`reconciler state show` lists what is recorded.",
@@ -485,12 +490,12 @@ def forget(
         state.save(reduce(state.records, [Forgotten(kind, name)]), f'forgot {kind} "{name}"')
 
 
-async def export(site: Site) -> Export:
+async def export(site: Site, *, users: bool = False) -> Export:
     """A manifest of the live site, with the records' facts where the site cannot tell."""
     records = ledger.read(site.store).records
     live = await LiveReader(site.client, site.progress).read(None)
     records, _ = settle(records, live)
-    return export_site(live, records, site.store.site)
+    return export_site(live, records, site.store.site, users=users)
 
 
 __all__ = [

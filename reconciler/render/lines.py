@@ -19,6 +19,7 @@ SYMBOLS = {
     "delete": "-",
     "needs-replacement": "!",
     "renamed": "!",
+    "differs": "!",
 }
 STYLES = {
     "create": "create",
@@ -27,6 +28,7 @@ STYLES = {
     "delete": "delete",
     "needs-replacement": "warning",
     "renamed": "warning",
+    "differs": "warning",
 }
 
 
@@ -47,6 +49,8 @@ def _title(change: Change) -> str:
         return title + " needs replacement (not planned)"
     if change.action == "renamed":
         return title + " was renamed on the site: left alone"
+    if change.action == "differs":
+        return title + " differs on the site (not changed: the API cannot)"
     return title
 
 
@@ -75,6 +79,7 @@ def change_lines(change: Change) -> list[Line]:
             lines.append(Line(f"    - {who}: {value_text(change.removed)}{basis}", "delete"))
     if change.action == "needs-replacement":
         lines.append(Line(f"    {change.warning}", "warning"))
+    if change.hint:
         lines.append(Line(f"    {change.hint}", "dim"))
     if change.note:
         lines.append(Line(f"    note: {change.note}", "dim"))

@@ -8,6 +8,7 @@ from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
+    DesiredUser,
     DesiredWorkspace,
     LiveGroup,
     LiveSite,
@@ -57,6 +58,17 @@ def desired_site(data: dict[str, Any]) -> DesiredSite:
         )
         for i, g in enumerate(data.get("groups", []))
     )
+    users = tuple(
+        DesiredUser(
+            u["username"],
+            u.get("email", f"{u['username']}@acme.example"),
+            Source(u.get("file", "case.yaml")),
+            first_name=u.get("first_name", ""),
+            last_name=u.get("last_name", ""),
+            admin=u.get("admin", False),
+        )
+        for u in data.get("users", [])
+    )
     policy = data.get("policy", {})
     return DesiredSite(
         workspaces,
@@ -67,12 +79,20 @@ def desired_site(data: dict[str, Any]) -> DesiredSite:
                 for key, value in policy.items()
             }
         ),
+        users=users,
     )
 
 
 def live_site(data: dict[str, Any]) -> LiveSite:
     users = tuple(
-        LiveUser(u["id"], u["username"], u.get("email", f"{u['username']}@acme.example"))
+        LiveUser(
+            u["id"],
+            u["username"],
+            u.get("email", f"{u['username']}@acme.example"),
+            u.get("admin", False),
+            u.get("first_name"),
+            u.get("last_name"),
+        )
         for u in data.get("users", DEFAULT_USERS)
     )
     workspaces = tuple(
@@ -89,7 +109,11 @@ def live_site(data: dict[str, Any]) -> LiveSite:
     )
     groups = tuple(LiveGroup(g["id"], g["name"]) for g in data.get("groups", []))
     return LiveSite(
-        users, workspaces, groups, groups_listed=data.get("groups_listed", bool(groups))
+        users,
+        workspaces,
+        groups,
+        groups_listed=data.get("groups_listed", bool(groups)),
+        caller_id=data.get("caller"),
     )
 
 
@@ -106,6 +130,10 @@ def site_state(data: dict[str, Any]) -> Records:
             "groups": {
                 name: {"managed": True, "origin": "created", **item}
                 for name, item in data.get("groups", {}).items()
+            },
+            "users": {
+                name: {"managed": True, "origin": "created", **item}
+                for name, item in data.get("users", {}).items()
             },
         },
         site="https://acme.example.net",

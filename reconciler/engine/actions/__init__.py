@@ -33,11 +33,13 @@ from reconciler.engine.actions.memberships import (
     WorkspaceJoin,
     WorkspaceLeave,
 )
+from reconciler.engine.actions.users import DELETES_ACCOUNT, UserAdd, UserDelete
 from reconciler.engine.actions.workspaces import DESTROYS_FILES, WorkspaceAdd, WorkspaceDelete
 
 ACTION_TYPES: dict[str, type[WriteAction]] = {
     kind.method: kind
     for kind in (
+        UserAdd,
         GroupCreate,
         GroupJoin,
         WorkspaceDelete,
@@ -46,6 +48,7 @@ ACTION_TYPES: dict[str, type[WriteAction]] = {
         WorkspaceLeave,
         GroupLeave,
         GroupDelete,
+        UserDelete,
     )
 }
 
@@ -73,6 +76,7 @@ def action_from_data(data: object) -> WriteAction:
 
 __all__ = [
     "ACTION_TYPES",
+    "DELETES_ACCOUNT",
     "DESTROYS_FILES",
     "PHASES",
     "AfterApply",
@@ -91,6 +95,8 @@ __all__ = [
     "Target",
     "Unbound",
     "Unsettled",
+    "UserAdd",
+    "UserDelete",
     "UserKey",
     "WorkspaceAdd",
     "WorkspaceDelete",

@@ -1,0 +1,202 @@
+"""``user_add`` and ``user_delete``: site users as code.
+
+A user this apply creates is "known after apply": the actions that name it carry
+``AfterApply(username)`` and are bound to the new ID once ``user_add`` answered. There is no
+method to change an existing user, so these two are all there is; and no password ever: the
+site e-mails a new user their login.
+
+``user_delete`` deletes a person's account (what becomes of their files is not published):
+it runs last, only for users the tool created or adopted, and is checked again when it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Self
+
+from reconciler.api.records import NewUser
+from reconciler.engine.actions.base import (
+    NO_RESULT,
+    Deletion,
+    Done,
+    Phase,
+    Result,
+    Settlement,
+    WriteAction,
+)
+from reconciler.engine.records import Event, RecordedUser, Records, Tables
+
+if TYPE_CHECKING:
+    from reconciler.api.client import SiteClient
+    from reconciler.model import LiveSite
+
+DELETES_ACCOUNT = "deletes the user account"
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserAdd(WriteAction):
+    """Create one site user."""
+
+    method = "user_add"
+    default_phase = Phase.CREATE_USERS
+
+    username: str
+    email: str
+    first_name: str = ""
+    last_name: str = ""
+    organization: str | None = None
+    phone: str | None = None
+    phone_ext: str | None = None
+    admin: bool = False
+    active: bool = True
+
+    @property
+    def key(self) -> str:
+        return self.username
+
+    def summary(self) -> str:
+        role = " (administrator)" if self.admin else ""
+        return f'create user "{self.username}" <{self.email}>{role}'
+
+    def touches(self) -> Iterable[tuple[str, str]]:
+        return [("user", self.username)]
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "username": self.username,
+            "email": self.email,
+            "first_name": self.first_name,
+            "last_name": self.last_name,
+            "organization": self.organization,
+            "phone": self.phone,
+            "phone_ext": self.phone_ext,
+            "admin": self.admin,
+            "active": self.active,
+        }
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
+        return cls(
+            username=str(params["username"]),
+            email=str(params["email"]),
+            first_name=str(params.get("first_name") or ""),
+            last_name=str(params.get("last_name") or ""),
+            organization=_text(params.get("organization")),
+            phone=_text(params.get("phone")),
+            phone_ext=_text(params.get("phone_ext")),
+            admin=bool(params.get("admin", False)),
+            active=bool(params.get("active", True)),
+            depends_on=depends_on,
+        )
+
+    async def call(self, client: SiteClient) -> Result:
+        new = NewUser(
+            username=self.username,
+            email=self.email,
+            first_name=self.first_name,
+            last_name=self.last_name,
+            organization=self.organization,
+            phone=self.phone,
+            phone_ext=self.phone_ext,
+            active=self.active,
+            admin=self.admin,
+        )
+        return Result((await client.user_add(new),))
+
+    async def settle(self, client: SiteClient) -> Settlement:
+        """A user of this name on the site now is this call's: usernames are unique."""
+        found = [u.id for u in await client.user_list() if _same(u.username, self.username)]
+        if found:
+            return Settlement(applied=self, result=Result((found[0],)))
+        return Settlement(remaining=self)
+
+    def settle_from_live(self, live: LiveSite, records: Records) -> tuple[list[str], list[Event]]:
+        if self.username in records.users:
+            return [], []
+        found = [u.id for u in live.users if _same(u.username, self.username)]
+        if not found:
+            return [], []
+        learnt = f'user "{self.username}" was created by an interrupted apply'
+        return [learnt], [Done(self, Result((found[0],)))]
+
+    def new_user_ids(self, result: Result) -> dict[str, int]:
+        return {self.username: result.ids[0]} if len(result.ids) == 1 else {}
+
+    def fold(self, tables: Tables, result: Result) -> None:
+        if len(result.ids) != 1:
+            return
+        previous = tables.users.get(self.username)
+        tables.users[self.username] = RecordedUser(
+            id=result.ids[0],
+            managed=True,
+            origin="created",
+            source=None if previous is None else previous.source,
+        )
+
+
+def _same(a: str, b: str) -> bool:
+    return a.casefold() == b.casefold()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserDelete(WriteAction):
+    """Delete a site user the tool created or adopted (``policy.prune_users``)."""
+
+    method = "user_delete"
+    default_phase = Phase.DELETE_USERS
+
+    user_id: int
+    username: str
+
+    @property
+    def key(self) -> str:
+        return str(self.user_id)
+
+    def summary(self) -> str:
+        return f'delete user "{self.username}" ({DELETES_ACCOUNT})'
+
+    def touches(self) -> Iterable[tuple[str, str]]:
+        return [("user", self.username)]
+
+    def named_users(self) -> Iterable[int]:
+        return [self.user_id]
+
+    def deletion(self) -> Deletion:
+        return Deletion("user", self.username, self.user_id)
+
+    def params(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "username": self.username}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
+        user_id = params["user_id"]
+        if isinstance(user_id, bool) or not isinstance(user_id, int):
+            raise ValueError(f"not a user ID: {user_id!r:.40}")
+        return cls(user_id=user_id, username=str(params["username"]), depends_on=depends_on)
+
+    async def call(self, client: SiteClient) -> Result:
+        await client.user_delete(self.user_id)
+        return NO_RESULT
+
+    async def settle(self, client: SiteClient) -> Settlement:
+        ids = {user.id for user in await client.user_list()}
+        return Settlement(applied=self) if self.user_id not in ids else Settlement(remaining=self)
+
+    def fold(self, tables: Tables, result: Result) -> None:
+        """The site removes a deleted user from every workspace and group: so do the records."""
+        record = tables.users.get(self.username)
+        if record is not None and record.id == self.user_id:
+            del tables.users[self.username]
+        for name, workspace in list(tables.workspaces.items()):
+            if self.user_id in workspace.members:
+                tables.workspaces[name] = replace(
+                    workspace, members=workspace.members - {self.user_id}
+                )
+        for name, group in list(tables.groups.items()):
+            if self.user_id in group.members:
+                tables.groups[name] = replace(group, members=group.members - {self.user_id})
