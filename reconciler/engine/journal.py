@@ -75,7 +75,10 @@ def recover(entries: Iterable[dict[str, Any]], version: int) -> Recovered:
                 events.append(Done(action, Result.from_data(entry.get("result"))))
                 writes += 1
         except (MalformedAction, TypeError, ValueError) as exc:
-            problems.append(f"journal entry {number} could not be read ({exc})")
+            problems.append(
+                f"journal entry {number} of an interrupted apply could not be read ({exc}); "
+                "it is left out, and the plan shows what the site still needs"
+            )
             continue
         last[action.id] = (event, action)
     events += [Pending(action) for event, action in last.values() if event in ("intent", "unknown")]

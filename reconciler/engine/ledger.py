@@ -27,6 +27,7 @@ class Reading:
     version: int
     learnt: tuple[str, ...] = ()
     journal_found: bool = False  # a journal to clear with the next save
+    problems: tuple[str, ...] = ()  # journal entries that could not be read
 
 
 def read(store: SiteRecords) -> Reading:
@@ -39,7 +40,9 @@ def read(store: SiteRecords) -> Reading:
     if recovered.events:
         records = reduce(records, recovered.events)
         learnt.insert(0, f"folded {recovered.writes} write(s) of an interrupted apply")
-    return Reading(records, snapshot.version, tuple(learnt), bool(entries))
+    return Reading(
+        records, snapshot.version, tuple(learnt), bool(entries), tuple(recovered.problems)
+    )
 
 
 @dataclass

@@ -435,6 +435,7 @@ def build_plan(
     options: PlanOptions,
     context: PlanContext,
     notices: Iterable[str] = (),
+    warnings: Iterable[str] = (),
 ) -> Plan:
     """The plan that makes the site match the manifest, with what apply would refuse."""
     builder = _Builder(directory, options, policy)
@@ -453,7 +454,7 @@ def build_plan(
         kept=tuple(builder.kept),
         unmanaged=comparison.unmanaged,
         unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.workspaces)),
-        warnings=tuple(comparison.conflicts) + tuple(builder.warnings),
+        warnings=(*warnings, *comparison.conflicts, *builder.warnings),
         notices=(*notices, *_notices(actions, records, context)),
         guards=tuple(
             guard_problems(

@@ -172,7 +172,13 @@ def _notices(seen: Observation, site: Site) -> list[str]:
     ]
 
 
-def plan_from(manifest: Manifest, site: Site, seen: Observation, options: PlanOptions) -> Plan:
+def plan_from(
+    manifest: Manifest,
+    site: Site,
+    seen: Observation,
+    options: PlanOptions,
+    warnings: tuple[str, ...] = (),
+) -> Plan:
     """The plan for an observation of the site (nothing is read or saved)."""
     desired = manifest.desired
     plan = build_plan(
@@ -184,6 +190,7 @@ def plan_from(manifest: Manifest, site: Site, seen: Observation, options: PlanOp
         options,
         _context(manifest, site),
         _notices(seen, site),
+        warnings,
     )
     return plan
 
@@ -199,7 +206,8 @@ async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Pla
     reading = ledger.read(site.store)
     live = await read_live(manifest.desired, site, reading.records)
     read_s, read_cpu = time.perf_counter() - started, time.process_time() - startup_cpu
-    plan = plan_from(manifest, site, compare_live(manifest.desired, live, reading.records), options)
+    seen = compare_live(manifest.desired, live, reading.records)
+    plan = plan_from(manifest, site, seen, options, reading.problems)
     log.info(
         "plan_timings",
         startup_cpu_s=round(startup_cpu, 3),
