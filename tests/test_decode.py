@@ -789,3 +789,13 @@ def test_random_documents_give_a_record_or_a_site_error(value: object) -> None:
     body = json.dumps({"error": value} if isinstance(value, dict) else value).encode()
     outcome = BOUNDARY.answer(methods.USER_INFO, {}, Answer(200, body))
     assert outcome.error is not None or isinstance(outcome.value, UserInfo)
+
+
+def test_a_workspace_list_shorter_than_its_total_is_a_protocol_error() -> None:
+    """Read as a smaller site, a cut-off list would make managed workspaces look deleted."""
+    entries = [{"id": 1, "workspaceName": "A", "workspacePath": "/A_workspace/"}]
+    answer = {"workspaceList": {"workspaces": entries, "totalWorkspaces": 3}}
+    with pytest.raises(ProtocolError, match="totalWorkspaces says 3"):
+        decoded(methods.WORKSPACE_LIST, answer)
+    answer["workspaceList"]["totalWorkspaces"] = 1
+    assert len(decoded(methods.WORKSPACE_LIST, answer)) == 1

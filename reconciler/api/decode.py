@@ -272,11 +272,24 @@ def _workspace_entry(fields: Fields) -> records.WorkspaceEntry:
 
 
 def workspace_list(payload: Payload) -> tuple[records.WorkspaceEntry, ...]:
-    """``workspaceList``: ``{workspaces, totalWorkspaces}`` or the legacy bare list."""
-    value = payload.value
+    """``workspaceList``: ``{workspaces, totalWorkspaces}`` or the legacy bare list.
+
+    Fewer entries than ``totalWorkspaces`` is a cut-off answer, not a smaller site: read as a
+    smaller site, it would make managed workspaces look deleted by hand.
+    """
+    value, total = payload.value, None
     if isinstance(value, Mapping) and ("workspaces" in value or "totalWorkspaces" in value):
+        total = value.get("totalWorkspaces")
         value = value.get("workspaces")
-    return payload.entries(value, ".workspaces", "workspace", _workspace_entry)
+    entries = payload.entries(value, ".workspaces", "workspace", _workspace_entry)
+    if isinstance(total, str) and total.strip().isdigit():
+        total = int(total)
+    if isinstance(total, int) and not isinstance(total, bool) and len(entries) < total:
+        raise protocol_error(
+            payload.method,
+            f"{len(entries)} workspaces where totalWorkspaces says {total}: a cut-off list",
+        )
+    return entries
 
 
 def _workspace_member(fields: Fields) -> records.WorkspaceMember:
