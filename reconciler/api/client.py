@@ -105,8 +105,21 @@ class SiteClient:
         unique = {user.id: user for page in pages for user in page}
         return list(unique.values())
 
-    async def _user_page(self, number: int) -> tuple[records.UserSummary, ...]:
-        return await self._call(methods.USER_LIST, {"current_page": str(number)})
+    async def _user_page(self, number: int, search: str = "") -> tuple[records.UserSummary, ...]:
+        params = {"current_page": str(number), **({"search": search} if search else {})}
+        return await self._call(methods.USER_LIST, params)
+
+    async def user_search(self, text: str) -> list[records.UserSummary]:
+        """The users whose names, e-mail, username or organisation contain ``text`` (the
+        site's own search), every page of them -- a look-up that costs one call, not the
+        whole user list."""
+        size = spec.USER_LIST_PAGE_SIZE
+        pages = [await self._user_page(1, text)]
+        while len(pages[-1]) >= size:
+            if len(pages) >= self.config.max_user_pages:
+                raise _endless_list(len(pages), None)
+            pages.append(await self._user_page(len(pages) + 1, text))
+        return list({user.id: user for page in pages for user in page}.values())
 
     async def users_location_access(
         self, path: str = "/", *, non_admins_only: bool = False

@@ -13,6 +13,7 @@ from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
     assume_no_groups_option,
+    changed_option,
     locking_site_options,
     replace_option,
 )
@@ -75,6 +76,7 @@ async def _apply(
     help="Apply even when the plan trips the policy's delete or member-removal guard.",
 )
 @assume_no_groups_option
+@changed_option
 def apply(
     source: tuple[Path, ...],
     site_opts: SiteOptions,
@@ -82,6 +84,7 @@ def apply(
     replace: tuple[str, ...],
     force: bool,
     assume_no_groups: bool,
+    changed: bool,
 ) -> int:
     """Change the site to match the manifest, or apply a saved plan exactly.
 
@@ -93,7 +96,7 @@ def apply(
     """
     if replace and len(source) == 1 and source[0].suffix.lower() == ".json":
         raise click.UsageError("--replace belongs to the plan: make a new plan with it.")
-    options = PlanOptions(frozenset(replace), force, assume_no_groups)
+    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
     result, stats = asyncio.run(_apply(source, site_opts, options, auto_approve))
     warn_unused_replace(result.plan, replace)
     for line in result.learnt:

@@ -214,3 +214,12 @@ assume_no_groups_option = click.option(
     "declared groups exists yet, so create them. Without it, apply refuses to create groups "
     "it cannot check (exit 3), as they may exist already.",
 )
+
+changed_option = click.option(
+    "--changed",
+    is_flag=True,
+    help="Plan only what changed since the last apply: the objects whose manifest entry "
+    "changed, was added or removed, or waits on an unfinished write (one workspace_list "
+    "finds deletions and renames anywhere). For pull requests on big sites; falls back to a "
+    "full plan, and says so, when the records cannot tell. Nightly drift stays a full read.",
+)

@@ -13,6 +13,7 @@ from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
     assume_no_groups_option,
+    changed_option,
     output_format,
     replace_option,
     site_options,
@@ -69,6 +70,7 @@ async def _plan(
     help="Override the policy's delete and member-removal guards in this plan.",
 )
 @assume_no_groups_option
+@changed_option
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
@@ -82,6 +84,7 @@ def plan(
     replace: tuple[str, ...],
     force: bool,
     assume_no_groups: bool,
+    changed: bool,
     detailed_exitcode: bool,
 ) -> int:
     """Show what apply would change on the site to make it match the manifest.
@@ -91,7 +94,7 @@ def plan(
     planned only for workspaces the tool manages, when policy.prune is true and no protect
     pattern matches; changing root_access or overrides needs --replace NAME.
     """
-    options = PlanOptions(frozenset(replace), force, assume_no_groups)
+    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
     result = asyncio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
     click.echo(render_plan(result, fmt, site_opts.color), nl=False)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Protocol, TypeVar
 
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
-from reconciler.api.records import LocationEntry, WorkspaceEntry, WorkspaceInfo
+from reconciler.api.records import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
 from reconciler.api.spec import USER_LIST_PAGE_SIZE
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
 
@@ -86,10 +86,7 @@ class LiveReader:
             self._counted(self.client.user_list(expected_total=user_count), pages),
             self._read_details(details_for),
         )
-        users = tuple(
-            LiveUser(s.id, s.username, s.email, s.admin, s.first_name, s.last_name)
-            for s in summaries
-        )
+        users = tuple(_live_user(s) for s in summaries)
         if details is None:
             notes.append(
                 "This site refuses workspace_info: workspace members were read with user_info "
@@ -105,6 +102,70 @@ class LiveReader:
         return LiveSite(
             users, workspaces, groups, bool(groups), notes=tuple(notes), caller_id=caller
         )
+
+    async def read_scoped(
+        self,
+        detail_names: Collection[str],
+        known_users: tuple[LiveUser, ...],
+        *,
+        searches: Collection[str] = (),
+        locations: bool = False,
+        all_users: bool = False,
+        who_am_i: bool = False,
+    ) -> LiveSite:
+        """The part of the site a change-scoped plan needs (``engine/scope.py``).
+
+        ``workspace_list`` always (every workspace's existence, ID and name), the details of
+        ``detail_names`` only, ``users_location_access /`` only with ``locations``; the users
+        are ``known_users`` (resolved before) and what the site's search finds for each of
+        ``searches`` -- or every user with ``all_users``.
+        """
+        self.progress.expect(1 + locations + who_am_i)
+        entries, (found, notes), caller = await asyncio.gather(
+            self._counted(self.client.workspace_list()),
+            self._read_locations() if locations else _no_locations(),
+            self._read_caller() if who_am_i else _nothing(),
+        )
+        wanted = set(detail_names)
+        details_for = [e for e in entries if e.name in wanted]
+        self.progress.expect(len(details_for) + (1 if all_users else len(searches)))
+        details, users = await asyncio.gather(
+            self._read_details(details_for),
+            self._counted(self.client.user_list()) if all_users else self._search(searches),
+        )
+        live_users = known_users + tuple(_live_user(s) for s in users)
+        if details is None:
+            notes.append(
+                "This site refuses workspace_info: workspace members were read with user_info "
+                "and overrides could not be observed."
+            )
+            members = {u.id for u in live_users}
+            read = await self._fallback_members(details_for, members)
+            by_id = {ws.id: ws for ws in read}
+            workspaces = tuple(
+                by_id.get(e.id) or LiveWorkspace(e.id, e.name, e.path) for e in entries
+            )
+        else:
+            workspaces = _workspaces(entries, details)
+        groups = tuple(LiveGroup(loc.id, loc.name) for loc in found if loc.is_group)
+        return LiveSite(
+            live_users, workspaces, groups, bool(groups), notes=tuple(notes), caller_id=caller
+        )
+
+    async def _search(self, texts: Collection[str]) -> list[UserSummary]:
+        """The users each text may name: the site's search, or ``user_info`` for an ID."""
+        results = await asyncio.gather(*(self._counted(self._look_up(t)) for t in sorted(texts)))
+        return [user for result in results for user in result]
+
+    async def _look_up(self, text: str) -> list[UserSummary]:
+        if text.isascii() and text.isdigit():
+            try:
+                info = await self.client.user_info(int(text))
+            except NotFound:
+                return []
+            return [UserSummary(info.id, info.username, info.email, info.first_name,
+                                info.last_name, info.admin)]  # fmt: skip
+        return await self.client.user_search(text)
 
     async def _read_caller(self) -> int | None:
         """The user ID the API key belongs to (``user_permissions_location`` reports it)."""
@@ -155,6 +216,21 @@ class LiveReader:
 
 async def _nothing() -> None:
     return None
+
+
+async def _no_locations() -> tuple[list[LocationEntry], list[str]]:
+    return [], []
+
+
+def _live_user(summary: UserSummary) -> LiveUser:
+    return LiveUser(
+        summary.id,
+        summary.username,
+        summary.email,
+        summary.admin,
+        summary.first_name,
+        summary.last_name,
+    )
 
 
 def _workspaces(

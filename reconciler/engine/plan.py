@@ -126,12 +126,14 @@ class PlanOptions:
     replace: frozenset[str] = frozenset()  # workspaces the user allowed to be replaced
     force: bool = False  # override the guards
     assume_no_groups: bool = False  # a first apply on a site that does not list groups
+    changed: bool = False  # plan only what changed since the last apply (engine/scope.py)
 
     def to_data(self) -> dict[str, Any]:
         return {
             "replace": sorted(self.replace),
             "force": self.force,
             "assume_no_groups": self.assume_no_groups,
+            "changed": self.changed,
         }
 
     @classmethod
@@ -140,6 +142,7 @@ class PlanOptions:
             frozenset(str(n) for n in data.get("replace", ())),
             bool(data.get("force", False)),
             bool(data.get("assume_no_groups", False)),
+            bool(data.get("changed", False)),
         )
 
 
@@ -154,6 +157,7 @@ class PlanContext:
     manifest_digest: str = ""
     desired: Mapping[str, Any] | None = None  # the manifest's snapshot, to re-derive the plan
     state: str | None = None  # where the records live (never a password)
+    scope: Mapping[str, list[str]] | None = None  # --changed: the objects planned, by kind
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -161,6 +165,7 @@ class PlanContext:
             "created_at": self.created_at,
             "tool_version": self.tool_version,
             "state": self.state,
+            "scope": dict(self.scope) if self.scope is not None else None,
             "manifest": {
                 "files": list(self.manifest_files),
                 "digest": self.manifest_digest,
@@ -261,6 +266,7 @@ class Plan:
             manifest_digest=str(manifest["digest"]),
             desired=manifest.get("desired"),
             state=data.get("state"),
+            scope=data.get("scope"),
         )
         safety = data["safety"]
         return cls(

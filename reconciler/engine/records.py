@@ -97,6 +97,12 @@ class Records:
     users: Mapping[str, RecordedUser] = field(default_factory=dict)
     applied_plans: tuple[str, ...] = ()
     pending: tuple[dict[str, Any], ...] = ()  # action data of writes of unknown outcome
+    # What a change-scoped plan compares against: the desired form of each declared object
+    # when the site last matched it ("workspace:Name" -> digest), the user references last
+    # resolved (reference -> (user ID, username)), and when the whole site was last read.
+    digests: Mapping[str, str] = field(default_factory=dict)
+    references: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    last_full_read: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -126,6 +132,9 @@ class Records:
             "users": {name: _user_data(u) for name, u in sorted(self.users.items())},
             "applied_plans": list(self.applied_plans[-MAX_APPLIED_PLANS:]),
             "pending": list(self.pending),
+            "digests": dict(sorted(self.digests.items())),
+            "references": {ref: list(found) for ref, found in sorted(self.references.items())},
+            "last_full_read": self.last_full_read,
         }
 
     @classmethod
@@ -162,6 +171,9 @@ class Tables:
         self.users = dict(records.users)
         self.applied_plans = list(records.applied_plans)
         self.pending = list(records.pending)
+        self.digests = dict(records.digests)
+        self.references = dict(records.references)
+        self.last_full_read = records.last_full_read
 
     def frozen(self) -> Records:
         return Records(
@@ -171,6 +183,9 @@ class Tables:
             self.users,
             tuple(self.applied_plans[-MAX_APPLIED_PLANS:]),
             tuple(self.pending),
+            self.digests,
+            self.references,
+            self.last_full_read,
         )
 
 
@@ -252,6 +267,29 @@ class SourceRecorded(Event):
         record = table.get(self.name)
         if record is not None:
             table[self.name] = replace(record, source=self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciled(Event):
+    """What an apply leaves for change-scoped plans to compare against.
+
+    ``digests`` of the declared objects the site now matches replace theirs; ``dropped`` are
+    keys of objects no longer declared; ``references`` join those resolved before; a full
+    read sets ``full_read``.
+    """
+
+    digests: Mapping[str, str]
+    dropped: tuple[str, ...] = ()
+    references: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    full_read: str | None = None
+
+    def fold(self, tables: Tables) -> None:
+        for key in self.dropped:
+            tables.digests.pop(key, None)
+        tables.digests.update(self.digests)
+        tables.references.update(self.references)
+        if self.full_read is not None:
+            tables.last_full_read = self.full_read
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,6 +458,9 @@ def _records_from(data: object, site: str) -> Records:
     pending = document.get("pending", [])
     if not isinstance(applied, list) or not isinstance(pending, list):
         raise TypeError("applied_plans and pending must be lists")
+    digests = _mapping(document.get("digests", {}), "digests")
+    references = _mapping(document.get("references", {}), "references")
+    last_full_read = document.get("last_full_read")
     return Records(
         site=site,
         workspaces={str(n): _workspace_from(str(n), i, version) for n, i in workspaces.items()},
@@ -427,4 +468,13 @@ def _records_from(data: object, site: str) -> Records:
         users={str(n): _user_from(str(n), i) for n, i in users.items()},
         applied_plans=tuple(str(c) for c in applied),
         pending=tuple(_mapping(p, "a pending write") for p in pending),  # type: ignore[misc]
+        digests={str(key): str(value) for key, value in digests.items()},
+        references={str(ref): _reference(found) for ref, found in references.items()},
+        last_full_read=None if last_full_read is None else str(last_full_read),
     )
+
+
+def _reference(value: Any) -> tuple[int, str]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise TypeError("a resolved reference must be [user ID, username]")
+    return _integer(value[0], "a resolved user ID"), str(value[1])

@@ -11,68 +11,31 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import structlog
 
-from reconciler import __version__
-from reconciler.api.client import SiteClient
 from reconciler.engine import ledger
 from reconciler.engine.adopt import Adoption, adoption_events
-from reconciler.engine.diff import Comparison, compare
+from reconciler.engine.bookkeeping import declared_events, reconciled_event
 from reconciler.engine.drift import drift_report
 from reconciler.engine.executor import ApplyReport, Executor, Outcome
 from reconciler.engine.export import Export, export_site
-from reconciler.engine.facts import describe_changes, fingerprints
-from reconciler.engine.live import LiveReader, Progress
+from reconciler.engine.live import LiveReader
+from reconciler.engine.observe import Manifest, Observation, Site, UnknownUsers, observe, plan_from
 from reconciler.engine.pending import settle
-from reconciler.engine.plan import Plan, PlanContext, PlanOptions
+from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_file import PlanFile, seal, unseal
-from reconciler.engine.planner import build_plan
-from reconciler.engine.records import Forgotten, PlanApplied, Records, SourceRecorded, reduce
-from reconciler.engine.safety import RunCheck, guard_problems
-from reconciler.engine.snapshot import desired_from_data, desired_to_data
-from reconciler.engine.users import Resolution, UserDirectory, resolve_references
-from reconciler.errors import ManifestError, ReconcilerError, RefusedForSafety
-from reconciler.model import DesiredSite, LiveSite, LiveUser
+from reconciler.engine.records import Forgotten, PlanApplied, reduce
+from reconciler.engine.safety import RunCheck
+from reconciler.engine.saved import still_needed
+from reconciler.engine.snapshot import desired_from_data
+from reconciler.errors import ReconcilerError, RefusedForSafety
+from reconciler.model import DesiredSite
 from reconciler.state.backend import Holder, SiteRecords
 
 log = structlog.get_logger("reconciler.engine")
-
-
-class UnknownUsers(ManifestError):
-    """The manifest names users the site does not have, or names ambiguously."""
-
-    def __init__(self, resolution: Resolution) -> None:
-        lines = [f'{ref.source}: no user on the site is "{ref.text}"' for ref in resolution.unknown]
-        lines += [ambiguity.describe() for ambiguity in resolution.ambiguous]
-        count = len(resolution.unknown) + len(resolution.ambiguous)
-        super().__init__(
-            f"{count} user reference(s) match no user, or more than one, on the site:\n  "
-            + "\n  ".join(lines),
-            hint="Use the username, e-mail address or numeric ID of one existing user.",
-        )
-        self.refs = resolution.unknown
-
-
-@dataclass(frozen=True, slots=True)
-class Site:
-    """An open site: the client to reach it, its records, and who is acting."""
-
-    client: SiteClient
-    store: SiteRecords
-    holder: Holder
-    progress: Progress | None = None
-    lock_wait: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class Manifest:
-    """A loaded manifest and the digest of the files it was read from."""
-
-    desired: DesiredSite
-    digest: str = ""
 
 
 class Review(Protocol):
@@ -105,94 +68,7 @@ class ApplyResult:
         return self.report is None or self.report.complete
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """A fresh read of the site compared with the manifest and the (settled) records."""
-
-    live: LiveSite
-    records: Records
-    directory: UserDirectory
-    comparison: Comparison
-    learnt: tuple[str, ...] = field(default=())
-
-
 # --- reading --------------------------------------------------------------------------------
-
-
-async def read_live(desired: DesiredSite, site: Site, records: Records) -> LiveSite:
-    """The live site, with the details of the workspaces ``desired`` declares."""
-
-    def fallback(users: tuple[LiveUser, ...]) -> set[int]:
-        ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
-        return ids | {m for ws in records.workspaces.values() for m in ws.members}
-
-    return await LiveReader(site.client, site.progress).read(
-        [ws.name for ws in desired.workspaces],
-        fallback,
-        who_am_i=bool(desired.users or records.users),
-    )
-
-
-def compare_live(desired: DesiredSite, live: LiveSite, records: Records) -> Observation:
-    """Compare a read of the site with ``desired``; pending writes are settled in the copy."""
-    records, learnt = settle(records, live)
-    directory = UserDirectory.of(live.users)
-    resolution = resolve_references(desired, directory)
-    if resolution.unknown or resolution.ambiguous:
-        raise UnknownUsers(resolution)
-    comparison = compare(desired, live, records, resolution)
-    return Observation(live, records, directory, comparison, tuple(learnt))
-
-
-def _context(manifest: Manifest, site: Site) -> PlanContext:
-    return PlanContext(
-        site=site.store.site,
-        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        tool_version=__version__,
-        manifest_files=manifest.desired.files,
-        manifest_digest=manifest.digest,
-        desired=desired_to_data(manifest.desired),
-        state=site.store.location,
-    )
-
-
-def _notices(seen: Observation, site: Site) -> list[str]:
-    """What the plan must say first because it changes how to read everything after it."""
-    present = any(d.status == "present" for d in seen.comparison.workspaces) or any(
-        d.status == "present" for d in seen.comparison.groups
-    )
-    if not (seen.records.empty and present):
-        return []
-    return [
-        f"The tool has no records for this site in {site.store.location}, though objects the "
-        "manifest declares exist on it. Without records, removals and prunes cannot be planned "
-        "and group members cannot be judged. If a pipeline or another machine applied this "
-        "manifest before, point the tool at its records: --state URL (or RECONCILER_STATE, or "
-        "site.state in the manifest). If not, run `reconciler adopt` first."
-    ]
-
-
-def plan_from(
-    manifest: Manifest,
-    site: Site,
-    seen: Observation,
-    options: PlanOptions,
-    warnings: tuple[str, ...] = (),
-) -> Plan:
-    """The plan for an observation of the site (nothing is read or saved)."""
-    desired = manifest.desired
-    plan = build_plan(
-        seen.comparison,
-        seen.live,
-        seen.records,
-        seen.directory,
-        desired.policy,
-        options,
-        _context(manifest, site),
-        _notices(seen, site),
-        warnings,
-    )
-    return plan
 
 
 async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Plan:
@@ -204,16 +80,12 @@ async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Pla
     startup_cpu = time.process_time()
     started, calls_before = time.perf_counter(), site.client.stats.total
     reading = ledger.read(site.store)
-    live = await read_live(manifest.desired, site, reading.records)
-    read_s, read_cpu = time.perf_counter() - started, time.process_time() - startup_cpu
-    seen = compare_live(manifest.desired, live, reading.records)
+    seen = await observe(manifest.desired, site, reading.records, options)
     plan = plan_from(manifest, site, seen, options, reading.problems)
     log.info(
         "plan_timings",
         startup_cpu_s=round(startup_cpu, 3),
-        read_s=round(read_s, 3),
-        read_cpu_s=round(read_cpu, 3),
-        compare_plan_cpu_s=round(time.process_time() - startup_cpu - read_cpu, 3),
+        cpu_s=round(time.process_time() - startup_cpu, 3),
         plan_s=round(time.perf_counter() - started, 3),
         read_calls=site.client.stats.total - calls_before,
         actions=len(plan.actions),
@@ -222,7 +94,7 @@ async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Pla
 
 
 async def drift(manifest: Manifest, site: Site) -> dict[str, object]:
-    """What differs between the site and the manifest, by category (nothing is saved)."""
+    """What differs between the site and the manifest, by category: always a full read."""
     return drift_report(await make_plan(manifest, site, PlanOptions()))
 
 
@@ -243,13 +115,12 @@ async def apply_manifest(
 ) -> ApplyResult:
     """Plan under the lock, show the plan, ask, and carry it out."""
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
-        live = await read_live(manifest.desired, site, state.records)
-        seen = compare_live(manifest.desired, live, state.records)
+        seen = await observe(manifest.desired, site, state.records, options)
         plan = plan_from(manifest, site, seen, options)
         review.show(plan)
         learnt = (*state.learnt, *seen.learnt)
         if not plan.has_changes:
-            _save_if_changed(state, _declared(manifest.desired, seen.records), "settled records")
+            _save_without_writes(state, seen, plan, manifest.desired)
             return ApplyResult(plan, None, learnt)
         plan.raise_if_unsafe(options.force)
         review.approve(plan)
@@ -271,7 +142,6 @@ async def apply_saved(
     ``overrides``: ``force`` and ``assume_no_groups`` given to apply add to the plan's own.
     """
     saved = unseal(plan_file, site.store.plan_key(), site.store.location)
-    # Guards are computed afresh from what will run: the file's own words are not trusted.
     if saved.site != site.store.site:
         raise RefusedForSafety(
             f"This plan was made for {saved.site}, not for {site.store.site}.",
@@ -282,20 +152,20 @@ async def apply_saved(
     except (KeyError, TypeError, ValueError) as exc:
         raise RefusedForSafety(f"{plan_file.origin} is damaged ({exc}).") from None
     manifest = Manifest(desired, saved.context.manifest_digest)
+    options = PlanOptions(
+        saved.options.replace,
+        saved.options.force or overrides.force,
+        saved.options.assume_no_groups or overrides.assume_no_groups,
+        saved.options.changed,
+    )
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         if saved.checksum in state.records.applied_plans:
             raise RefusedForSafety(
                 "This plan has already been applied; a saved plan can be applied once.",
                 hint="Make a new plan to see what, if anything, is left to change.",
             )
-        live = await read_live(desired, site, state.records)
-        seen = compare_live(desired, live, state.records)
-        options = PlanOptions(
-            saved.options.replace,
-            saved.options.force or overrides.force,
-            saved.options.assume_no_groups or overrides.assume_no_groups,
-        )
-        plan = _still_needed(saved, plan_from(manifest, site, seen, options), seen, desired)
+        seen = await observe(desired, site, state.records, options)
+        plan = still_needed(saved, plan_from(manifest, site, seen, options), seen, desired)
         review.show(plan)
         plan.raise_if_unsafe(overrides.force)
         if not plan.has_changes:
@@ -303,73 +173,6 @@ async def apply_saved(
         review.approve(plan)
         report = await _execute(plan, saved.checksum, desired, site, state, seen, on_progress)
     return ApplyResult(plan, report, (*state.learnt, *seen.learnt))
-
-
-def _still_needed(saved: Plan, fresh: Plan, seen: Observation, desired: DesiredSite) -> Plan:
-    """The saved plan's actions as the site needs them now, or a refusal naming the others.
-
-    The plan is made again from the saved manifest. Each saved action runs only if the fresh
-    plan contains it with the same parameters, and the fresh plan must want nothing more for
-    the objects the saved plan touches (what was reviewed is all that happens to them).
-    Actions the fresh plan adds for objects the saved plan did not touch are left for the
-    next plan: an unrelated change does not make a plan stale.
-    """
-    fresh_by_id = {action.id: action for action in fresh.actions}
-    saved_ids = {action.id for action in saved.actions}
-    touched_before = {obj for action in saved.actions for obj in action.touches()}
-    lines = [
-        f"not needed as saved: {action.summary()}"
-        for action in saved.actions
-        if (match := fresh_by_id.get(action.id)) is None or match.params() != action.params()
-    ]
-    lines += [
-        f"now also needed: {action.summary()}"
-        for action in fresh.actions
-        if action.id not in saved_ids and touched_before & set(action.touches())
-    ]
-    if lines:
-        expects = saved.expects
-        now = fingerprints(
-            seen.live,
-            seen.records,
-            expects.get("workspaces", {}),
-            expects.get("groups", {}),
-            [int(uid) for uid in expects.get("users", {})],
-        )
-        lines += describe_changes(expects, now)
-        raise RefusedForSafety(
-            "The plan is stale: the site or the records changed since it was made.\n  - "
-            + "\n  - ".join(lines),
-            hint="Make a new plan and review it.",
-        )
-    keep = {action.id for action in saved.actions}
-    actions = tuple(a for a in fresh.actions if a.id in keep)
-    touched = {obj for action in actions for obj in action.touches()}
-    informational = ("needs-replacement", "renamed")
-    return Plan(
-        saved.context,
-        saved.options,
-        actions,
-        tuple(c for c in fresh.changes if c.action in informational or (c.kind, c.name) in touched),
-        fresh.kept,
-        fresh.unmanaged,
-        fresh.unobservable,
-        fresh.warnings,
-        fresh.notices,
-        tuple(
-            guard_problems(
-                actions,
-                seen.records,
-                desired.policy,
-                saved.context.manifest_files,
-                groups_listed=seen.live.groups_listed,
-                assume_no_groups=fresh.options.assume_no_groups,
-                users=seen.live.users,
-                caller_id=seen.live.caller_id,
-            )
-        ),
-        saved.expects,
-    )
 
 
 async def _execute(
@@ -393,6 +196,8 @@ async def _execute(
         f"apply started: {_counts(plan)}",
         plan=checksum,
     )
+    if site.progress is not None:
+        site.progress.expect(len(plan.actions))
     executor = Executor(
         site.client,
         state.records,
@@ -405,10 +210,23 @@ async def _execute(
         report = await executor.run(plan.actions)
     finally:
         done = executor.records
-        final = reduce(done, _declared(desired, done, report))
+        final = reduce(done, declared_events(desired, done, report))
+        if report is not None:
+            final = reduce(final, [reconciled_event(seen, plan, final, desired, report)])
         summary = _report_line(report) if report is not None else "apply interrupted"
         state.save(final, summary, plan=checksum)
     return report
+
+
+def _save_without_writes(
+    state: ledger.LockedRecords, seen: Observation, plan: Plan, desired: DesiredSite
+) -> None:
+    """A no-change apply still saves what it learnt: settled writes, declaring files, and
+    what the site now matches (for scoped plans); only if anything changed."""
+    records = reduce(seen.records, declared_events(desired, seen.records))
+    records = reduce(records, [reconciled_event(seen, plan, records, desired, None)])
+    if records != state.records or state.journal_pending:
+        state.save(records, "no changes; records brought up to date")
 
 
 def _counts(plan: Plan) -> str:
@@ -427,52 +245,16 @@ def _report_line(report: ApplyReport) -> str:
     )
 
 
-def _declared(
-    desired: DesiredSite, records: Records, report: ApplyReport | None = None
-) -> list[SourceRecorded]:
-    """Events recording which manifest file declares each recorded object.
-
-    Only for objects whose writes all completed: an object left half-done keeps what it had.
-    """
-    unfinished: set[tuple[str, str]] = set()
-    if report is not None:
-        for outcome in report.outcomes:
-            if outcome.status != "done":
-                unfinished.update(outcome.action.touches())
-    events = []
-    for kind, objects, table in (
-        ("workspace", desired.workspaces, records.workspaces),
-        ("group", desired.groups, records.groups),
-    ):
-        for obj in objects:
-            record = table.get(obj.name)
-            if record is None or (kind, obj.name) in unfinished:
-                continue
-            if record.source != obj.source.file:
-                events.append(SourceRecorded(kind, obj.name, obj.source.file))  # type: ignore[arg-type]
-    return events
-
-
-def _save_if_changed(
-    state: ledger.LockedRecords, events: list[SourceRecorded], summary: str
-) -> None:
-    """Save what a no-change apply learnt (settled writes, declaring files), if anything."""
-    records = reduce(state.records, events)
-    if records != state.records or state.journal_pending:
-        state.save(records, summary)
-
-
 # --- records without the site's help --------------------------------------------------------
 
 
 async def adopt(manifest: Manifest, site: Site) -> Adoption:
     """Record the declared objects that exist on the site as managed; the site is unchanged."""
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
-        live = await read_live(manifest.desired, site, state.records)
-        seen = compare_live(manifest.desired, live, state.records)
+        seen = await observe(manifest.desired, site, state.records, PlanOptions())
         adoption, events = adoption_events(seen.comparison, seen.records)
         records = reduce(seen.records, events)
-        records = reduce(records, _declared(manifest.desired, records))
+        records = reduce(records, declared_events(manifest.desired, records))
         if records != state.records or state.journal_pending:
             state.save(records, f"adopted {len(adoption.adopted)} object(s)")
     return adoption

@@ -1,0 +1,96 @@
+"""What an apply leaves in the records besides its writes' own results.
+
+* which manifest file declares each recorded object (so a plan can tell a vanished file from
+  objects removed on purpose);
+* for change-scoped plans: the digest of each declared object the site now matches, the user
+  references resolved, and, after a full read, when it was.
+
+An object whose writes did not all complete, that still needs a replacement, or that differs
+in a way the API cannot change, gets no digest: the next scoped plan looks at it again.
+"""
+
+from __future__ import annotations
+
+import time
+
+from reconciler.engine.executor import ApplyReport
+from reconciler.engine.observe import Observation
+from reconciler.engine.plan import Plan
+from reconciler.engine.records import Event, Reconciled, Records, SourceRecorded
+from reconciler.engine.scope import declared_digests, digest_of, key
+from reconciler.model import DesiredSite
+
+
+def unfinished(report: ApplyReport | None) -> set[tuple[str, str]]:
+    """``(kind, name)`` of every object an action that did not complete was to change."""
+    if report is None:
+        return set()
+    return {obj for o in report.outcomes if o.status != "done" for obj in o.action.touches()}
+
+
+def declared_events(
+    desired: DesiredSite, records: Records, report: ApplyReport | None = None
+) -> list[Event]:
+    """Record which file declares each recorded object whose writes all completed."""
+    left = unfinished(report)
+    events: list[Event] = []
+    for ws in desired.workspaces:
+        record = records.workspaces.get(ws.name)
+        stale = record is not None and record.source != ws.source.file
+        if stale and ("workspace", ws.name) not in left:
+            events.append(SourceRecorded("workspace", ws.name, ws.source.file))
+    for group in desired.groups:
+        found = records.groups.get(group.name)
+        stale = found is not None and found.source != group.source.file
+        if stale and ("group", group.name) not in left:
+            events.append(SourceRecorded("group", group.name, group.source.file))
+    return events
+
+
+def _in_sync(seen: Observation, plan: Plan, left: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The compared objects the site matches once the plan's completed actions are done."""
+    pending = {(c.kind, c.name) for c in plan.changes if c.action in _NOT_SETTLED} | left
+    found: set[tuple[str, str]] = set()
+    for ws in seen.comparison.workspaces:
+        if ws.status in ("present", "missing"):
+            found.add(("workspace", ws.name))
+    for group in seen.comparison.groups:
+        if group.status in ("present", "missing"):
+            found.add(("group", group.name))
+    for user in seen.comparison.users:
+        if user.status == "missing" or (user.status == "present" and not user.differences):
+            found.add(("user", user.username))
+    return found - pending
+
+
+_NOT_SETTLED = ("needs-replacement", "renamed", "differs")
+
+
+def reconciled_event(
+    seen: Observation, plan: Plan, records: Records, full: DesiredSite, report: ApplyReport | None
+) -> Reconciled:
+    """Digests, references and the full-read time this apply leaves for scoped plans."""
+    settled = _in_sync(seen, plan, unfinished(report))
+    compared = seen.desired
+    digests = {
+        key(kind, obj_name): digest_of(obj)
+        for kind, objects in (
+            ("workspace", {ws.name: ws for ws in compared.workspaces}),
+            ("group", {g.name: g for g in compared.groups}),
+            ("user", {u.username: u for u in compared.users}),
+        )
+        for obj_name, obj in objects.items()
+        if (kind, obj_name) in settled
+    }
+    declared = declared_digests(full)
+    dropped = tuple(k for k in records.digests if k not in declared)
+    references = {
+        ref: (user_id, seen.directory.label(user_id))
+        for ref, user_id in seen.resolution.ids.items()
+    }
+    for ref, username in seen.resolution.new.items():
+        created = records.users.get(username)
+        if created is not None:
+            references[ref] = (created.id, username)
+    full_read = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) if seen.scope is None else None
+    return Reconciled(digests, dropped, references, full_read)

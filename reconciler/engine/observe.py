@@ -1,0 +1,246 @@
+"""Read the site and compare it with the manifest and the records: the first half of every job.
+
+A full observation reads every declared workspace, the users and the groups. A change-scoped
+one (``--changed``, see ``engine/scope.py``) reads only what the touched set needs and
+compares only the touched objects; everything else is left exactly as it is. Either way the
+result is an ``Observation`` that the planner turns into a plan.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from reconciler import __version__
+from reconciler.api.client import SiteClient
+from reconciler.engine.diff import Comparison, compare
+from reconciler.engine.live import LiveReader, Progress
+from reconciler.engine.pending import settle
+from reconciler.engine.plan import Plan, PlanContext, PlanOptions
+from reconciler.engine.planner import build_plan
+from reconciler.engine.records import Records
+from reconciler.engine.scope import (
+    FULL_PLAN_NOTICE,
+    Scope,
+    scoped_records,
+    scoped_site,
+    touched,
+    widen,
+)
+from reconciler.engine.snapshot import desired_to_data
+from reconciler.engine.users import Resolution, UserDirectory, resolve_references
+from reconciler.errors import ManifestError
+from reconciler.model import DesiredSite, LiveSite, LiveUser
+from reconciler.state.backend import Holder, SiteRecords
+
+
+class UnknownUsers(ManifestError):
+    """The manifest names users the site does not have, or names ambiguously."""
+
+    def __init__(self, resolution: Resolution) -> None:
+        lines = [f'{ref.source}: no user on the site is "{ref.text}"' for ref in resolution.unknown]
+        lines += [ambiguity.describe() for ambiguity in resolution.ambiguous]
+        count = len(resolution.unknown) + len(resolution.ambiguous)
+        super().__init__(
+            f"{count} user reference(s) match no user, or more than one, on the site:\n  "
+            + "\n  ".join(lines),
+            hint="Use the username, e-mail address or numeric ID of one existing user.",
+        )
+        self.refs = resolution.unknown
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """An open site: the client to reach it, its records, and who is acting."""
+
+    client: SiteClient
+    store: SiteRecords
+    holder: Holder
+    progress: Progress | None = None
+    lock_wait: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """A loaded manifest and the digest of the files it was read from."""
+
+    desired: DesiredSite
+    digest: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """A fresh read of the site compared with the manifest and the (settled) records.
+
+    ``desired`` is what was compared: the whole manifest, or its touched part (``scope``).
+    ``records`` are always all of them, with pending writes settled.
+    """
+
+    desired: DesiredSite
+    live: LiveSite
+    records: Records
+    directory: UserDirectory
+    resolution: Resolution
+    comparison: Comparison
+    scope: Scope | None = None
+    learnt: tuple[str, ...] = ()
+    notices: tuple[str, ...] = field(default=())
+
+
+async def observe(
+    desired: DesiredSite, site: Site, records: Records, options: PlanOptions
+) -> Observation:
+    """Read and compare: the whole site, or (``options.changed``) the touched set only."""
+    if options.changed:
+        scope = touched(desired, records)
+        if scope is not None:
+            return await _observe_scoped(desired, site, records, scope)
+        seen = await _observe_full(desired, site, records)
+        return _with_notices(seen, FULL_PLAN_NOTICE)
+    return await _observe_full(desired, site, records)
+
+
+async def _observe_full(desired: DesiredSite, site: Site, records: Records) -> Observation:
+    def fallback(users: tuple[LiveUser, ...]) -> set[int]:
+        ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
+        return ids | {m for ws in records.workspaces.values() for m in ws.members}
+
+    live = await LiveReader(site.client, site.progress).read(
+        [ws.name for ws in desired.workspaces],
+        fallback,
+        who_am_i=bool(desired.users or records.users),
+    )
+    return compare_live(desired, live, records)
+
+
+def compare_live(
+    desired: DesiredSite, live: LiveSite, records: Records, scope: Scope | None = None
+) -> Observation:
+    """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
+    settled, learnt = settle(records, live)
+    compared = desired if scope is None else scoped_site(desired, scope)
+    directory = UserDirectory.of(live.users)
+    resolution = resolve_references(compared, directory)
+    if resolution.unknown or resolution.ambiguous:
+        raise UnknownUsers(resolution)
+    base = settled if scope is None else scoped_records(settled, scope)
+    comparison = compare(compared, live, base, resolution)
+    if scope is not None:  # a partial read cannot tell unmanaged objects from untouched ones
+        comparison = Comparison(
+            comparison.workspaces,
+            comparison.groups,
+            (),
+            comparison.conflicts,
+            comparison.notes,
+            comparison.users,
+        )
+    notices = (scope.describe(),) if scope is not None else ()
+    return Observation(
+        compared, live, settled, directory, resolution, comparison, scope, tuple(learnt), notices
+    )
+
+
+def _known_users(records: Records) -> tuple[LiveUser, ...]:
+    """The users the manifest's references resolved to before, as the records remember them."""
+    usernames: dict[int, str] = {}
+    emails: dict[int, str] = {}
+    for text, (user_id, username) in records.references.items():
+        usernames[user_id] = username
+        if "@" in text:
+            emails.setdefault(user_id, text)
+    return tuple(LiveUser(i, usernames[i], emails.get(i, ""), None) for i in sorted(usernames))
+
+
+async def _observe_scoped(
+    desired: DesiredSite, site: Site, records: Records, scope: Scope
+) -> Observation:
+    managed_groups = records.managed_groups()
+    declared_groups = {g.name for g in desired.groups}
+    needs_groups = any(
+        name not in declared_groups  # a deletion: checked by ID and name on the site
+        or name not in records.groups
+        or records.groups[name].id is None  # to create, or maybe created: is it there?
+        for name in scope.groups
+    ) or any(name in managed_groups and managed_groups[name].uncertain for name in scope.groups)
+    declared_users = {u.username for u in desired.users}
+    deleting_users = any(name not in declared_users for name in scope.users)
+    searches = set(scope.new_references) | (scope.users & declared_users)
+    live = await LiveReader(site.client, site.progress).read_scoped(
+        scope.workspaces,
+        _known_users(records),
+        searches=searches,
+        locations=needs_groups,
+        all_users=deleting_users,
+        who_am_i=deleting_users,
+    )
+    on_site = {ws.id: ws.name for ws in live.workspaces}
+    moved = [
+        name
+        for name, record in records.managed_workspaces().items()
+        if on_site.get(record.id) != name
+    ]
+    return compare_live(desired, live, records, widen(scope, moved))
+
+
+def _with_notices(seen: Observation, *notices: str) -> Observation:
+    return Observation(
+        seen.desired,
+        seen.live,
+        seen.records,
+        seen.directory,
+        seen.resolution,
+        seen.comparison,
+        seen.scope,
+        seen.learnt,
+        (*seen.notices, *notices),
+    )
+
+
+def _context(manifest: Manifest, site: Site, scope: Scope | None) -> PlanContext:
+    return PlanContext(
+        site=site.store.site,
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        tool_version=__version__,
+        manifest_files=manifest.desired.files,
+        manifest_digest=manifest.digest,
+        desired=desired_to_data(manifest.desired),
+        state=site.store.location,
+        scope=None if scope is None else scope.to_data(),
+    )
+
+
+def _no_records_notice(seen: Observation, site: Site) -> list[str]:
+    """Without records, removals, prunes and group members cannot be judged: say so first."""
+    present = any(d.status == "present" for d in seen.comparison.workspaces) or any(
+        d.status == "present" for d in seen.comparison.groups
+    )
+    if not (seen.records.empty and present):
+        return []
+    return [
+        f"The tool has no records for this site in {site.store.location}, though objects the "
+        "manifest declares exist on it. Without records, removals and prunes cannot be planned "
+        "and group members cannot be judged. If a pipeline or another machine applied this "
+        "manifest before, point the tool at its records: --state URL (or RECONCILER_STATE, or "
+        "site.state in the manifest). If not, run `reconciler adopt` first."
+    ]
+
+
+def plan_from(
+    manifest: Manifest,
+    site: Site,
+    seen: Observation,
+    options: PlanOptions,
+    warnings: tuple[str, ...] = (),
+) -> Plan:
+    """The plan for an observation of the site (nothing is read or saved)."""
+    return build_plan(
+        seen.comparison,
+        seen.live,
+        seen.records,
+        seen.directory,
+        manifest.desired.policy,
+        options,
+        _context(manifest, site, seen.scope),
+        (*seen.notices, *_no_records_notice(seen, site)),
+        warnings,
+    )

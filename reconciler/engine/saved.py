@@ -1,0 +1,78 @@
+"""A saved plan is a proposal: apply runs only what the site still needs, exactly as saved.
+
+At apply time the plan is made again from the manifest the file carries, against the live
+site and the records. Each saved action runs only if the fresh plan contains it with the same
+parameters, and the fresh plan must want nothing more for the objects the saved plan touches
+(what was reviewed is all that happens to them). Actions the fresh plan adds for objects the
+saved plan did not touch are left for the next plan: an unrelated change does not make a plan
+stale. The guards are computed again from the actions that will run, never read from the file.
+"""
+
+from __future__ import annotations
+
+from reconciler.engine.facts import describe_changes, fingerprints
+from reconciler.engine.observe import Observation
+from reconciler.engine.plan import Plan
+from reconciler.engine.safety import guard_problems
+from reconciler.errors import RefusedForSafety
+from reconciler.model import DesiredSite
+
+
+def still_needed(saved: Plan, fresh: Plan, seen: Observation, desired: DesiredSite) -> Plan:
+    """The saved plan's actions as the site needs them now, or a refusal naming the others."""
+    fresh_by_id = {action.id: action for action in fresh.actions}
+    saved_ids = {action.id for action in saved.actions}
+    touched_before = {obj for action in saved.actions for obj in action.touches()}
+    lines = [
+        f"not needed as saved: {action.summary()}"
+        for action in saved.actions
+        if (match := fresh_by_id.get(action.id)) is None or match.params() != action.params()
+    ]
+    lines += [
+        f"now also needed: {action.summary()}"
+        for action in fresh.actions
+        if action.id not in saved_ids and touched_before & set(action.touches())
+    ]
+    if lines:
+        expects = saved.expects
+        now = fingerprints(
+            seen.live,
+            seen.records,
+            expects.get("workspaces", {}),
+            expects.get("groups", {}),
+            [int(uid) for uid in expects.get("users", {})],
+        )
+        lines += describe_changes(expects, now)
+        raise RefusedForSafety(
+            "The plan is stale: the site or the records changed since it was made.\n  - "
+            + "\n  - ".join(lines),
+            hint="Make a new plan and review it.",
+        )
+    keep = {action.id for action in saved.actions}
+    actions = tuple(a for a in fresh.actions if a.id in keep)
+    touched = {obj for action in actions for obj in action.touches()}
+    informational = ("needs-replacement", "renamed")
+    return Plan(
+        saved.context,
+        saved.options,
+        actions,
+        tuple(c for c in fresh.changes if c.action in informational or (c.kind, c.name) in touched),
+        fresh.kept,
+        fresh.unmanaged,
+        fresh.unobservable,
+        fresh.warnings,
+        fresh.notices,
+        tuple(
+            guard_problems(
+                actions,
+                seen.records,
+                desired.policy,
+                saved.context.manifest_files,
+                groups_listed=seen.live.groups_listed,
+                assume_no_groups=fresh.options.assume_no_groups,
+                users=seen.live.users,
+                caller_id=seen.live.caller_id,
+            )
+        ),
+        saved.expects,
+    )

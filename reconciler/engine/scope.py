@@ -1,0 +1,205 @@
+"""Change-scoped plans: read and plan only the objects that changed since the last apply.
+
+A full plan reads the whole site (on 1,000 workspaces, 1,100 calls) even when a pull request
+touches one workspace. The records know what was last applied: for every declared object the
+digest of its desired form when the site last matched it, and every user reference resolved.
+The *touched set* is every object whose desired form differs from that, that was added to or
+removed from the manifest, that has a write of unknown outcome, that names a user never
+resolved before, or that ``workspace_list`` shows gone or renamed. Only those are read and
+planned; nothing outside the set is ever acted on. ``drift`` (always a full read) checks the
+rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from reconciler.engine.actions import MalformedAction, action_from_data
+from reconciler.engine.records import Records
+from reconciler.engine.users import references
+from reconciler.model import DesiredGroup, DesiredSite, DesiredUser, DesiredWorkspace, UserRef
+
+Key = str  # "workspace:Finance", "group:finance-team", "user:nina"
+
+
+def key(kind: str, name: str) -> Key:
+    return f"{kind}:{name}"
+
+
+def _digest(form: dict[str, Any]) -> str:
+    text = json.dumps(form, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _refs(refs: Iterable[UserRef]) -> list[str]:
+    return sorted({ref.text for ref in refs})
+
+
+def digest_of(obj: DesiredWorkspace | DesiredGroup | DesiredUser) -> str:
+    """A digest of everything the manifest says of ``obj`` (not where it says it)."""
+    if isinstance(obj, DesiredWorkspace):
+        return _digest(
+            {
+                "root_access": obj.root_access,
+                "users": _refs(obj.users),
+                "permissions": sorted(obj.permissions) if obj.permissions is not None else None,
+                "notifications": sorted(obj.notifications)
+                if obj.notifications is not None
+                else None,
+            }
+        )
+    if isinstance(obj, DesiredGroup):
+        return _digest({"members": _refs(obj.members)})
+    return _digest(
+        {
+            "email": obj.email.casefold(),
+            "names": [obj.first_name, obj.last_name],
+            "organization": obj.organization,
+            "phones": [obj.phone, obj.phone_ext],
+            "admin": obj.admin,
+            "active": obj.active,
+        }
+    )
+
+
+def declared_digests(desired: DesiredSite) -> dict[Key, str]:
+    """The digest of every object ``desired`` declares."""
+    found = {key("workspace", ws.name): digest_of(ws) for ws in desired.workspaces}
+    found |= {key("group", g.name): digest_of(g) for g in desired.groups}
+    found |= {key("user", u.username): digest_of(u) for u in desired.users}
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a change-scoped plan reads and plans."""
+
+    workspaces: frozenset[str]
+    groups: frozenset[str]
+    users: frozenset[str]
+    new_references: frozenset[str]  # reference texts never resolved before
+    total: int  # objects declared or managed: what a full plan would consider
+    last_full_read: str | None
+
+    def to_data(self) -> dict[str, list[str]]:
+        return {
+            "workspaces": sorted(self.workspaces),
+            "groups": sorted(self.groups),
+            "users": sorted(self.users),
+        }
+
+    def holds(self, kind: str, name: str) -> bool:
+        names = {"workspace": self.workspaces, "group": self.groups, "user": self.users}
+        return name in names.get(kind, frozenset())
+
+    @property
+    def size(self) -> int:
+        return len(self.workspaces) + len(self.groups) + len(self.users)
+
+    def describe(self) -> str:
+        parts = [
+            f"{len(names)} {label}"
+            for names, label in (
+                (self.workspaces, "workspace(s)"),
+                (self.groups, "group(s)"),
+                (self.users, "user(s)"),
+            )
+            if names
+        ]
+        read = ", ".join(parts) or "nothing"
+        since = self.last_full_read or "never"
+        return (
+            f"Scoped to what changed since the last apply: planned {self.size} of "
+            f"{self.total} objects ({read}); {self.total - self.size} not read. The last full "
+            f"read was {since}. `reconciler drift` checks the rest (or plan without --changed)."
+        )
+
+
+FULL_PLAN_NOTICE = (
+    "--changed: the records hold no account of what was last applied (no apply with this "
+    "version of the tool yet, or no records at all), so this is a full plan. The next apply "
+    "records it; later plans can then be scoped."
+)
+
+
+def touched(desired: DesiredSite, records: Records) -> Scope | None:
+    """The touched set, or None when only a full plan can be trusted."""
+    if records.last_full_read is None:
+        return None
+    sets: dict[str, set[str]] = {"workspace": set(), "group": set(), "user": set()}
+    digests = declared_digests(desired)
+    for name_key, digest in digests.items():
+        if records.digests.get(name_key) != digest:
+            kind, name = name_key.split(":", 1)
+            sets[kind].add(name)
+    for kind, table in (
+        ("workspace", records.workspaces),
+        ("group", records.groups),
+        ("user", records.users),
+    ):
+        for name, record in table.items():
+            if record.managed and key(kind, name) not in digests:
+                sets[kind].add(name)  # removed from the manifest
+    for name, recorded in records.groups.items():
+        if recorded.uncertain:
+            sets["group"].add(name)
+    for data in records.pending:
+        try:
+            action = action_from_data(data)
+        except MalformedAction:
+            return None  # a write the tool cannot read back: only a full read can tell
+        for kind, name in action.touches():
+            sets[kind].add(name)
+    new_refs = {r.text for r in references(desired) if r.text not in records.references}
+    for ws in desired.workspaces:
+        if any(r.text in new_refs for r in ws.users):
+            sets["workspace"].add(ws.name)
+    for declared in desired.groups:
+        if any(r.text in new_refs for r in declared.members):
+            sets["group"].add(declared.name)
+    total = len(set(digests) | {key(k, n) for k, t in _tables(records) for n in t})
+    return Scope(
+        frozenset(sets["workspace"]),
+        frozenset(sets["group"]),
+        frozenset(sets["user"]),
+        frozenset(new_refs),
+        total,
+        records.last_full_read,
+    )
+
+
+def _tables(records: Records) -> list[tuple[str, Iterable[str]]]:
+    return [
+        ("workspace", [n for n, r in records.workspaces.items() if r.managed]),
+        ("group", [n for n, r in records.groups.items() if r.managed]),
+        ("user", [n for n, r in records.users.items() if r.managed]),
+    ]
+
+
+def widen(scope: Scope, workspaces: Iterable[str]) -> Scope:
+    """``scope`` with more workspaces (managed ones ``workspace_list`` shows gone or renamed)."""
+    return replace(scope, workspaces=scope.workspaces | frozenset(workspaces))
+
+
+def scoped_site(desired: DesiredSite, scope: Scope) -> DesiredSite:
+    """The manifest restricted to the touched set (policy and files unchanged)."""
+    return replace(
+        desired,
+        workspaces=tuple(ws for ws in desired.workspaces if ws.name in scope.workspaces),
+        groups=tuple(g for g in desired.groups if g.name in scope.groups),
+        users=tuple(u for u in desired.users if u.username in scope.users),
+    )
+
+
+def scoped_records(records: Records, scope: Scope) -> Records:
+    """The records of the touched objects only: nothing else can be deleted or changed."""
+    return replace(
+        records,
+        workspaces={n: r for n, r in records.workspaces.items() if n in scope.workspaces},
+        groups={n: r for n, r in records.groups.items() if n in scope.groups},
+        users={n: r for n, r in records.users.items() if n in scope.users},
+    )
