@@ -106,19 +106,7 @@ class _Builder:
                 self._vanished("user", diff.username, diff.gone_id)
 
     def _create_user(self, user: DesiredUser, gone_id: int | None) -> None:
-        self.add(
-            UserAdd(
-                username=user.username,
-                email=user.email,
-                first_name=user.first_name,
-                last_name=user.last_name,
-                organization=user.organization,
-                phone=user.phone,
-                phone_ext=user.phone_ext,
-                admin=user.admin,
-                active=user.active,
-            )
-        )
+        self.add(UserAdd.declared(user))
         settings = {"email": user.email, "admin": user.admin, "active": user.active}
         settings |= {"first_name": user.first_name, "last_name": user.last_name}
         self.changes.append(

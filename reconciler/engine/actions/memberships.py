@@ -108,6 +108,12 @@ class MembershipChange(WriteAction):
             raise ValueError(f'user "{self.user.username}" is not bound to an ID yet')
         return self.user
 
+    async def call(self, client: SiteClient) -> Result:
+        """The client method of the API method's name: ``client.add_to_workspace(user, ids)``."""
+        send = getattr(client, self.method)
+        await send(self.user_id, [target.id for target in self.targets])
+        return NO_RESULT
+
     async def settle(self, client: SiteClient) -> Settlement:
         """Group members cannot be read: the change is simply sent again (it is a set)."""
         return Settlement(remaining=self)
@@ -164,20 +170,12 @@ class WorkspaceJoin(_WorkspaceMembership):
     default_phase = Phase.WORKSPACE_MEMBERS
     adds = True
 
-    async def call(self, client: SiteClient) -> Result:
-        await client.add_to_workspace(self.user_id, [t.id for t in self.targets])
-        return NO_RESULT
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkspaceLeave(_WorkspaceMembership):
     method = "remove_from_workspace"
     default_phase = Phase.WORKSPACE_MEMBERS
     adds = False
-
-    async def call(self, client: SiteClient) -> Result:
-        await client.remove_from_workspace(self.user_id, [t.id for t in self.targets])
-        return NO_RESULT
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,17 +184,9 @@ class GroupJoin(_GroupMembership):
     default_phase = Phase.ADD_TO_GROUPS
     adds = True
 
-    async def call(self, client: SiteClient) -> Result:
-        await client.add_to_user_group(self.user_id, [t.id for t in self.targets])
-        return NO_RESULT
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupLeave(_GroupMembership):
     method = "remove_from_user_group"
     default_phase = Phase.REMOVE_FROM_GROUPS
     adds = False
-
-    async def call(self, client: SiteClient) -> Result:
-        await client.remove_from_user_group(self.user_id, [t.id for t in self.targets])
-        return NO_RESULT

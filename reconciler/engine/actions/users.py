@@ -29,7 +29,7 @@ from reconciler.engine.records import Event, RecordedUser, Records, Tables
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
-    from reconciler.model import LiveSite
+    from reconciler.model import DesiredUser, LiveSite
 
 DELETES_ACCOUNT = "deletes the user account"
 
@@ -54,6 +54,21 @@ class UserAdd(WriteAction):
     phone_ext: str | None = None
     admin: bool = False
     active: bool = True
+
+    @classmethod
+    def declared(cls, user: DesiredUser) -> UserAdd:
+        """The creation of a user as the manifest declares it."""
+        return cls(
+            username=user.username,
+            email=user.email,
+            first_name=user.first_name,
+            last_name=user.last_name,
+            organization=user.organization,
+            phone=user.phone,
+            phone_ext=user.phone_ext,
+            admin=user.admin,
+            active=user.active,
+        )
 
     @property
     def key(self) -> str:
