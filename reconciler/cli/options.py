@@ -66,7 +66,7 @@ SANDBOX_SEED = (
         "--sandbox-seed",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
         help="Seed file for a new embedded sandbox (default: the example seed shipped inside "
-        "the tool, which holds the users of examples/site.yaml).",
+        "the tool, which holds the users of examples/acme/site.yaml).",
     ),
 )
 CONNECTION = (
@@ -213,4 +213,11 @@ assume_no_groups_option = click.option(
     help="This is the first apply to a site that does not list user groups: none of the "
     "declared groups exists yet, so create them. Without it, apply refuses to create groups "
     "it cannot check (exit 3), as they may exist already.",
+)
+
+show_unmanaged_option = click.option(
+    "--show-unmanaged",
+    is_flag=True,
+    help="List every object on the site that the manifest never managed (by default the "
+    "text view counts them in one line; -v lists them too).",
 )
