@@ -42,18 +42,16 @@ def _switch_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-@cli.group()
+@cli.group(
+    epilog="\b\nExamples:\n  reconciler sandbox serve --db site.sqlite --port 8800\n"
+    "  reconciler sandbox serve --latency-ms 20 --port 0 --ready-file url\n"
+)
 def sandbox() -> None:
     """A local emulator of the site API, for tests, demos and pipelines (no real site needed).
 
     The sandbox serves every users/workspaces/groups method under /api/<method> (JSON) and
     /api/<method>.xml, signed exactly as the site's API, with its state in SQLite. Its control
     surface under /_sandbox/ (calls, state, settings, health) needs no key: bind it to loopback.
-
-    \b
-    Examples:
-      reconciler sandbox serve --db site.sqlite --port 8800
-      reconciler sandbox serve --latency-ms 20 --port 0 --ready-file url
     """
 
 

@@ -66,18 +66,16 @@ def _target(opts: SiteOptions, paths: tuple[str, ...]) -> Target:
     return locate(opts, paths, manifest_site_url=desired.site_url, manifest_state=desired.state)
 
 
-@cli.group()
+@cli.group(
+    epilog="\b\nExamples:\n  reconciler state show site/\n"
+    '  reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"\n'
+)
 def state() -> None:
     """Show, correct or move the tool's records of a site (never changes the site).
 
     The site cannot report user groups or their members, root_access or whether an override
     is on, so the tool records what it created, adopted and applied. Every save keeps a
     version: `state history` lists them.
-
-    \b
-    Examples:
-      reconciler state show site/
-      reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"
     """
 
 
