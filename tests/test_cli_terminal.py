@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from tests.support.loopback import reconciler_command
 from tests.support.terminal import Terminal
 
 TEAMS = 25
+PROMPT_SECONDS = 3.0  # how long the test sits at the prompt before pressing Enter
 STYLE = re.compile(r"\x1b\[[0-9;]*m")
 BAR_FRAME = re.compile(r"(Reading the site|Applying changes)[^\d\r\n]*(\d+)/(\d+)")
 
@@ -64,9 +64,10 @@ def test_the_prompt_follows_a_cleared_bar_and_keeps_what_is_typed(tmp_path: Path
     terminal = Terminal("apply", "site.yaml", *SANDBOX, cwd=tmp_path)
     terminal.expect(r"Only 'yes' will be accepted:$")
     terminal.type("ye")
-    time.sleep(0.6)  # a bar left live would redraw several times over the line meanwhile
+    terminal.watch(0.6)  # a bar left live would redraw several times over the line meanwhile
     terminal.type("s")
-    terminal.expect(r"Only 'yes' will be accepted: yes$", timeout=5)
+    terminal.watch(PROMPT_SECONDS)
+    assert terminal.screen.lines()[terminal.screen.row].endswith("accepted: yes")
     assert "Reading the site" not in terminal.screen.text  # cleared before the plan
     terminal.type("\r")
     assert terminal.wait() == EXIT_OK
@@ -77,7 +78,13 @@ def test_the_prompt_follows_a_cleared_bar_and_keeps_what_is_typed(tmp_path: Path
     assert prompt == (
         "Apply these changes to https://sandbox.invalid? Only 'yes' will be accepted: yes"
     )
-    assert any(line.startswith(f"Apply complete: {TEAMS} done") for line in lines)
+    summary = next(line for line in lines if line.startswith("Apply complete:"))
+    assert summary.startswith(f"Apply complete: {TEAMS} done")
+    # The time reported is the work's, not the seconds a person spent reading the plan.
+    reported = re.search(r"Time: ([\d.]+) s", terminal.screen.text.replace("\n", ""))
+    assert reported, terminal.screen.text
+    seconds = float(reported.group(1))
+    assert seconds < PROMPT_SECONDS
     assert "Applying changes" not in terminal.screen.text
     # Both bars were drawn, named after their work, and each ended at its total.
     frames = last_frames(terminal.raw)

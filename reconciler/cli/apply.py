@@ -122,7 +122,7 @@ def apply(
         progress,
         color=site_opts.color,
         auto_approve=auto_approve,
-        show_unmanaged=show_unmanaged or site_opts.verbose > 0,
+        show_unmanaged=site_opts.lists_unmanaged(show_unmanaged),
     )
     try:
         with progress:

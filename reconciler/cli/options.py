@@ -42,6 +42,10 @@ class SiteOptions:
     verbose: int = 0
     no_color: bool = False
 
+    def lists_unmanaged(self, show_unmanaged: bool) -> bool:
+        """Whether the text view lists unmanaged objects: asked with --show-unmanaged or -v."""
+        return show_unmanaged or self.verbose > 0
+
     @property
     def color(self) -> bool:
         """Colour only on a terminal, and never when asked not to (``--no-color``, NO_COLOR)."""

@@ -118,7 +118,7 @@ def plan(
     options = PlanOptions(frozenset(replace), force, assume_no_groups)
     result = asyncio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
-    listed = show_unmanaged or site_opts.verbose > 0
+    listed = site_opts.lists_unmanaged(show_unmanaged)
     click.echo(render_plan(result, fmt, site_opts.color, listed), nl=False)
     if out is not None:
         # On stdout after a text plan; on stderr when stdout is JSON or Markdown for a program.
@@ -155,6 +155,6 @@ def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str, show_unmanag
                 return await workflow.drift(manifest, site)
 
     report = asyncio.run(run())
-    listed = show_unmanaged or site_opts.verbose > 0
+    listed = site_opts.lists_unmanaged(show_unmanaged)
     click.echo(render_drift(report, fmt, site_opts.color, listed), nl=False)
     return EXIT_OK if report["in_sync"] else EXIT_CHANGES

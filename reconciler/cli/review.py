@@ -88,9 +88,9 @@ def _answer(question: str) -> str:
     then never see Ctrl-C. So Ctrl-C raises KeyboardInterrupt here, and the wait for the line
     comes back to Python ten times a second, where that handler runs.
     """
-    click.echo(question + " ", nl=False, err=True)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        click.echo(question + " ", nl=False, err=True)  # after the handler: Ctrl-C at once works
         while not select.select([sys.stdin], [], [], 0.1)[0]:
             pass
         line = sys.stdin.readline()

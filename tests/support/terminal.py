@@ -25,6 +25,7 @@ from pathlib import Path
 from tests.support.loopback import TRANSCRIPTS, reconciler_command
 
 CSI = re.compile(r"\x1b\[([?0-9;]*)([A-Za-z])")
+UNFINISHED = re.compile(r"\x1b(\[[?0-9;]*)?")
 IGNORED_PRIVATE = {"?25", "?2004"}  # cursor shown/hidden; bracketed paste
 # Makes the pty the controlling terminal of the new session before running the command.
 CONTROLLING_TTY = (
@@ -41,8 +42,10 @@ class Screen:
         self.grid = [[" "] * cols for _ in range(rows)]
         self.history: list[str] = []
         self.row = self.col = 0
+        self._unfinished = ""
 
     def feed(self, text: str) -> None:
+        text, self._unfinished = self._unfinished + text, ""
         at = 0
         while at < len(text):
             char = text[at]
@@ -66,6 +69,9 @@ class Screen:
 
     def _escape(self, text: str, at: int) -> int:
         match = CSI.match(text, at)
+        if match is None and UNFINISHED.fullmatch(text, at):
+            self._unfinished = text[at:]  # the rest of the sequence comes with the next read
+            return len(text)
         if match is None:
             raise AssertionError(f"unknown escape sequence {text[at : at + 8]!r}")
         params, final = match.groups()
@@ -174,6 +180,12 @@ class Terminal:
             if self._closed or time.monotonic() > deadline:
                 raise AssertionError(f"{pattern!r} never appeared; the screen:\n{self.screen.text}")
             self._read(min(0.2, max(deadline - time.monotonic(), 0.01)))
+
+    def watch(self, seconds: float) -> None:
+        """Keep reading what the command draws for ``seconds``, as a person keeps looking."""
+        deadline = time.monotonic() + seconds
+        while not self._closed and time.monotonic() < deadline:
+            self._read(min(0.05, max(deadline - time.monotonic(), 0.01)))
 
     def wait(self, timeout: float = 120) -> int:
         """Read until the command ends; its exit code."""
