@@ -1,11 +1,13 @@
 """``apply`` at a desk: the real console script in a pseudo-terminal, read back as a screen.
 
 The site is the embedded sandbox with some latency, 25 workspaces that each need one user,
-so both the read and the apply are long enough to draw a progress bar.
+so both the read and the apply are long enough to draw a progress bar. The last test checks,
+on the engine, the promise the Ctrl-C report makes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 import subprocess
@@ -14,8 +16,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reconciler.engine import workflow
+from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.records import Records
+from reconciler.engine.workflow import AutoApprove, Manifest
 from reconciler.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
+from tests.support.engine_site import EngineSite, engine_site
 from tests.support.loopback import reconciler_command
+from tests.support.models import desired_site
+from tests.support.sandbox_site import example_seed
 from tests.support.terminal import Terminal
 
 TEAMS = 25
@@ -151,3 +160,38 @@ def test_a_question_left_unanswered_changes_nothing(tmp_path: Path, keys: str) -
         terminal.screen.text
     )
     assert "Aborted" not in terminal.screen.text
+
+
+class SlowOnceApproved(AutoApprove):
+    """Approves, then slows the site down so that the first write is still under way when
+    the apply is interrupted."""
+
+    def __init__(self, site: EngineSite) -> None:
+        self.site = site
+
+    def approve(self, plan: Plan) -> None:
+        self.site.set_faults(latency_ms=60_000)
+
+
+def test_a_write_under_way_at_ctrl_c_is_kept_pending_for_the_next_apply(tmp_path: Path) -> None:
+    """What "writes that were under way are checked on the site" rests on: the executor
+    records an interrupted write as pending, and the records are saved, before Ctrl-C ends
+    the apply."""
+
+    async def interrupted() -> Records:
+        async with engine_site(example_seed(), tmp_path) as site:
+            desired = desired_site({"workspaces": [{"name": "Ops", "users": ["alice"]}]})
+            apply = asyncio.create_task(
+                workflow.apply_manifest(
+                    Manifest(desired), site.site, PlanOptions(), SlowOnceApproved(site)
+                )
+            )
+            while not site.app.sandbox.calls["workspace_add"]:
+                await asyncio.sleep(0.01)
+            apply.cancel()  # what asyncio.run does with the task on Ctrl-C
+            with pytest.raises(asyncio.CancelledError):
+                await apply
+            return site.records()
+
+    records = asyncio.run(interrupted())
+    assert [write["method"] for write in records.pending] == ["workspace_add"]
