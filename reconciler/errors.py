@@ -9,6 +9,7 @@ Exit codes (also in README and ``reconciler --help``):
 * 1 error: invalid manifest, bad credentials, unreachable site, refused call, ...
 * 2 ``plan --detailed-exitcode`` / ``drift``: there are changes
 * 3 refused for safety: unsafe or stale plan, no approval, plan already applied
+* 130 interrupted (Ctrl-C)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_CHANGES = 2
 EXIT_REFUSED = 3
+EXIT_INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C (128 + SIGINT)
 
 
 class ReconcilerError(Exception):
@@ -49,3 +51,9 @@ class RefusedForSafety(ReconcilerError):
     """The tool will not go on because going on could destroy or surprise (exit code 3)."""
 
     exit_code = EXIT_REFUSED
+
+
+class Interrupted(ReconcilerError):
+    """A person pressed Ctrl-C; the message says what was done and what was not."""
+
+    exit_code = EXIT_INTERRUPTED

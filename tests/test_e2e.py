@@ -29,7 +29,7 @@ def test_example_plan_apply_plan_shows_no_changes(site: LoopbackSite) -> None:
     first = site.run("plan", "site.yaml", "--detailed-exitcode")
     assert first.returncode == EXIT_CHANGES, first.stderr
     assert "Plan: 14 to create, 0 to change, 0 to delete." in first.stdout
-    assert 'workspace "Legacy Scans" (id 1): not managed; left alone' in first.stdout
+    assert "2 objects not managed by the manifest (1 group, 1 workspace)" in first.stdout
 
     applied = site.run("apply", "site.yaml", "--auto-approve")
     assert applied.returncode == EXIT_OK, applied.stderr

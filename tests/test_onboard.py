@@ -69,7 +69,7 @@ def test_export_round_trips_and_adopt_enables_prune(tmp_path: Path) -> None:
 
         adopted = site.run("adopt", "site.yaml")
         assert adopted.returncode == EXIT_OK, adopted.stderr
-        assert "Adopted 72 object(s)" in adopted.stdout
+        assert "Adopted 72 objects" in adopted.stdout
         assert site.run("plan", "site.yaml", "--detailed-exitcode").returncode == EXIT_OK
 
         document = yaml.safe_load(text)
@@ -89,7 +89,7 @@ def test_export_to_a_directory_and_adopt_in_one_go(tmp_path: Path) -> None:
         assert result.returncode == EXIT_OK, result.stderr
         files = sorted(p.name for p in (tmp_path / "live").glob("*.yaml"))
         assert files[:2] == ["groups.yaml", "site.yaml"] and len(files) == 10
-        assert "Adopted 11 object(s)" in result.stdout
+        assert "Adopted 11 objects" in result.stdout
         assert site.run("plan", "live", "--detailed-exitcode").returncode == EXIT_OK
 
 

@@ -9,24 +9,40 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 
 import click
 
 from reconciler import __version__
-from reconciler.errors import EXIT_ERROR, ReconcilerError
+from reconciler.errors import EXIT_ERROR, EXIT_INTERRUPTED, ReconcilerError
 
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0  success (plan/drift: no changes)
-  1  error: invalid manifest, bad credentials, unreachable site, refused call
-  2  plan --detailed-exitcode / drift: there are changes
-  3  refused for safety: unsafe or stale plan, no approval
-"""
+SITE_ERROR = "error: invalid manifest, bad credentials, unreachable site, refused call"
+
+
+def epilog(codes: Sequence[tuple[int, str]], examples: Sequence[str]) -> str:
+    """The end of a command's help: the exit codes it can end with, then real examples.
+
+    Each command lists only its own codes (``export`` never says "there are changes"), and
+    the examples are checked against the command tree by the tests, so they stay runnable.
+    """
+    width = max(len(str(code)) for code, _ in codes)
+    code_lines = "\n".join(f"  {code:<{width}}  {meaning}" for code, meaning in codes)
+    example_lines = "\n".join(f"  {example}" for example in examples)
+    return f"\b\nExit codes:\n{code_lines}\n\n\b\nExamples:\n{example_lines}\n"
 
 
 @click.group(
-    help="Manage the workspaces and user groups of a file-sharing site as code.\n\n"
-    + EXIT_CODES_HELP,
+    help="""Manage the workspaces and user groups of a file-sharing site as code.
+
+\b
+The pipeline, in three steps:
+  reconciler validate site/              check the manifest (offline)
+  reconciler plan site/ -o plan.json     read the site; show and save what would change
+  reconciler apply plan.json             make exactly those changes (asks first)
+
+Try it with no site at all: add --sandbox to plan and apply. `reconciler COMMAND --help`
+shows each command's options, exit codes and examples.
+""",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(__version__, prog_name="reconciler")
@@ -53,13 +69,14 @@ def main() -> None:
         exc.show()
         sys.exit(EXIT_ERROR)
     except ReconcilerError as exc:
-        click.echo(f"Error: {exc.message}", err=True)
+        interrupted = exc.exit_code == EXIT_INTERRUPTED  # a person's choice, not an error
+        click.echo(exc.message if interrupted else f"Error: {exc.message}", err=True)
         if exc.hint:
             click.echo(exc.hint, err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug: say so plainly, keep the traceback for who asks
         if os.environ.get("RECONCILER_DEBUG"):
             raise

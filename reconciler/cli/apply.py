@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from reconciler.api.client import ClientStats
-from reconciler.cli import EXIT_CODES_HELP, cli
+from reconciler.cli import cli, epilog
+from reconciler.cli.follow_up import next_command
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
@@ -16,6 +17,7 @@ from reconciler.cli.options import (
     changed_option,
     locking_site_options,
     replace_option,
+    show_unmanaged_option,
 )
 from reconciler.cli.plan import warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
@@ -23,17 +25,32 @@ from reconciler.cli.review import TerminalReview
 from reconciler.cli.target import locate, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
-from reconciler.errors import EXIT_ERROR, EXIT_OK
-from reconciler.render.apply import INCOMPLETE_HINT, problem_lines, summary_line
+from reconciler.errors import EXIT_ERROR, EXIT_OK, Interrupted
+from reconciler.render.apply import INCOMPLETE_HINT, interruption, problem_lines, summary_line
+
+APPLY_EPILOG = epilog(
+    [
+        (0, "the site was changed as planned, or there was nothing to change"),
+        (1, "error, or some changes failed: see the message; apply again converges"),
+        (3, "refused for safety: a guard tripped; a stale, edited or used plan; no approval"),
+        (130, "interrupted (Ctrl-C): what was done is recorded; run apply again"),
+    ],
+    [
+        "reconciler apply examples/acme/site.yaml --sandbox",
+        "reconciler apply plan.json --auto-approve",
+    ],
+)
+
+
+def _is_plan_file(source: tuple[Path, ...]) -> bool:
+    return len(source) == 1 and source[0].suffix.lower() == ".json"
 
 
 async def _apply(
-    source: tuple[Path, ...], opts: SiteOptions, options: PlanOptions, auto_approve: bool
+    source: tuple[Path, ...], opts: SiteOptions, options: PlanOptions, review: TerminalReview
 ) -> tuple[workflow.ApplyResult, ClientStats]:
     """Apply a saved plan (one ``.json`` file) or a manifest; the result and the calls made."""
-    saved = (
-        read_plan(source[0]) if len(source) == 1 and source[0].suffix.lower() == ".json" else None
-    )
+    saved = read_plan(source[0]) if _is_plan_file(source) else None
     manifest = None if saved else load_desired(tuple(str(p) for p in source))
     paths = saved.manifest_files if saved else tuple(str(p) for p in source)
     desired = manifest.desired if manifest else None
@@ -44,23 +61,27 @@ async def _apply(
         manifest_state=desired.state if desired else None,
         plan=saved,
     )
-    with TerminalProgress("Reading the site") as progress:
-        review = TerminalReview(progress, color=opts.color, auto_approve=auto_approve)
-        command = "apply " + " ".join(str(p) for p in source)
-        async with open_site(opts, target, progress, command=command) as site:
-            if saved is not None:
-                result = await workflow.apply_saved(
-                    saved, site, options, review, progress.action_done
-                )
-            else:
-                assert manifest is not None
-                result = await workflow.apply_manifest(
-                    manifest, site, options, review, progress.action_done
-                )
-            return result, site.client.stats
+    command = "apply " + " ".join(str(p) for p in source)
+    async with open_site(opts, target, review.progress, command=command) as site:
+        if saved is not None:
+            result = await workflow.apply_saved(saved, site, options, review, review.action_done)
+        else:
+            assert manifest is not None
+            result = await workflow.apply_manifest(
+                manifest, site, options, review, review.action_done
+            )
+        return result, site.client.stats
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+def _resume_command(source: tuple[Path, ...], review: TerminalReview) -> str:
+    """What to run after an interrupted apply: the same apply, or a new plan of a saved one's
+    manifest (a saved plan is claimed when it starts, so it is never applied twice)."""
+    if review.approved is not None and _is_plan_file(source):
+        return next_command("plan", review.approved.context.manifest_files)
+    return next_command("apply", source)
+
+
+@cli.command(epilog=APPLY_EPILOG)
 @click.argument("source", type=click.Path(exists=True, path_type=Path), nargs=-1, required=True)
 @locking_site_options
 @click.option(
@@ -77,6 +98,7 @@ async def _apply(
 )
 @assume_no_groups_option
 @changed_option
+@show_unmanaged_option
 def apply(
     source: tuple[Path, ...],
     site_opts: SiteOptions,
@@ -85,6 +107,7 @@ def apply(
     force: bool,
     assume_no_groups: bool,
     changed: bool,
+    show_unmanaged: bool,
 ) -> int:
     """Change the site to match the manifest, or apply a saved plan exactly.
 
@@ -94,10 +117,28 @@ def apply(
     site still needs exactly its actions (a stale plan is refused, exit 3), then applies only
     those. An interrupted apply is safe to run again: it converges.
     """
-    if replace and len(source) == 1 and source[0].suffix.lower() == ".json":
+    if replace and _is_plan_file(source):
         raise click.UsageError("--replace belongs to the plan: make a new plan with it.")
     options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
-    result, stats = asyncio.run(_apply(source, site_opts, options, auto_approve))
+    progress = TerminalProgress(verbose=site_opts.verbose)
+    review = TerminalReview(
+        progress,
+        color=site_opts.color,
+        auto_approve=auto_approve,
+        show_unmanaged=site_opts.lists_unmanaged(show_unmanaged),
+    )
+    try:
+        with progress:
+            result, stats = asyncio.run(_apply(source, site_opts, options, review))
+    except KeyboardInterrupt:
+        message, done_anything = interruption(review.approved, review.outcomes)
+        hint = (
+            "What was done is recorded; writes that were under way are checked on the site "
+            "before anything is sent again.\nTo finish, run:\n  " + _resume_command(source, review)
+            if done_anything
+            else None
+        )
+        raise Interrupted(message, hint=hint) from None
     warn_unused_replace(result.plan, replace)
     for line in result.learnt:
         click.echo(f"Note: {line}.", err=True)

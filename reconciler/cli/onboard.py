@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli import EXIT_CODES_HELP, cli
+from reconciler.cli import SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, locking_site_options
@@ -17,8 +17,24 @@ from reconciler.cli.target import locate, open_site
 from reconciler.engine import workflow
 from reconciler.engine.export import Export
 from reconciler.errors import EXIT_OK, ReconcilerError
+from reconciler.findings import plural
 from reconciler.manifest import load_manifest
 from reconciler.render.manifest import render_manifest, render_manifest_files
+
+EXPORT_EPILOG = epilog(
+    [(0, "the manifest was written"), (1, SITE_ERROR + ", unwritable file")],
+    [
+        "reconciler export --sandbox --state-dir examples/acme/.reconciler -o live.yaml",
+        "reconciler export --site https://acme.example.net -o site/ --adopt",
+    ],
+)
+ADOPT_EPILOG = epilog(
+    [
+        (0, "the objects were recorded as managed (the site was not changed)"),
+        (1, SITE_ERROR + ", lock held"),
+    ],
+    ["reconciler adopt site/", "reconciler adopt examples/acme/site.yaml --sandbox"],
+)
 
 
 def _is_directory_target(out: str) -> bool:
@@ -67,24 +83,24 @@ async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
         manifest_site_url=manifest.desired.site_url,
         manifest_state=manifest.desired.state,
     )
-    with TerminalProgress("Reading the site") as progress:
+    with TerminalProgress(verbose=opts.verbose) as progress:
         command = "adopt " + " ".join(paths)
         async with open_site(opts, target, progress, command=command) as site:
             adoption = await workflow.adopt(manifest, site)
     for line in adoption.adopted:
         click.echo(f"  adopted {line}")
     click.echo(
-        f"Adopted {len(adoption.adopted)} object(s); the site was not changed. "
+        f"Adopted {plural(len(adoption.adopted), 'object')}; the site was not changed. "
         "They may now be pruned once they leave the manifest (when policy.prune is true)."
     )
     if adoption.absent:
         click.echo(
-            f"{len(adoption.absent)} declared object(s) are not on the site; `reconciler plan` "
-            "will create them: " + ", ".join(adoption.absent)
+            f"Not on the site, so not adopted: {plural(len(adoption.absent), 'declared object')}; "
+            "`reconciler plan` will create them: " + ", ".join(adoption.absent)
         )
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+@cli.command(epilog=EXPORT_EPILOG)
 @locking_site_options
 @click.option(
     "-o",
@@ -121,7 +137,7 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool, with_users
         Path(out).mkdir(parents=True, exist_ok=True)  # so its state directory is inside it
 
     async def run() -> Export:
-        with TerminalProgress("Reading the site") as progress:
+        with TerminalProgress(verbose=site_opts.verbose) as progress:
             target = locate(site_opts, (out,) if out else ())
             async with open_site(site_opts, target, progress, command="export") as site:
                 return await workflow.export(site, users=with_users)
@@ -131,13 +147,14 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool, with_users
         click.echo(f"Warning: {problem}", err=True)
     written = _write(exported, out)
     if written:
-        click.echo(f"Exported {len(exported.workspaces)} workspace(s) to {written[0]}.", err=True)
+        count = plural(len(exported.workspaces), "workspace")
+        click.echo(f"Exported {count} to {written[0]}.", err=True)
     if then_adopt:
         asyncio.run(_adopt(tuple(written), site_opts))
     return EXIT_OK
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+@cli.command(epilog=ADOPT_EPILOG)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @locking_site_options
 def adopt(paths: tuple[str, ...], site_opts: SiteOptions) -> int:

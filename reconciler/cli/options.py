@@ -42,6 +42,10 @@ class SiteOptions:
     verbose: int = 0
     no_color: bool = False
 
+    def lists_unmanaged(self, show_unmanaged: bool) -> bool:
+        """Whether the text view lists unmanaged objects: asked with --show-unmanaged or -v."""
+        return show_unmanaged or self.verbose > 0
+
     @property
     def color(self) -> bool:
         """Colour only on a terminal, and never when asked not to (``--no-color``, NO_COLOR)."""
@@ -66,7 +70,7 @@ SANDBOX_SEED = (
         "--sandbox-seed",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
         help="Seed file for a new embedded sandbox (default: the example seed shipped inside "
-        "the tool, which holds the users of examples/site.yaml).",
+        "the tool, which holds the users of examples/acme/site.yaml).",
     ),
 )
 CONNECTION = (
@@ -222,4 +226,11 @@ changed_option = click.option(
     "changed, was added or removed, or waits on an unfinished write (one workspace_list "
     "finds deletions and renames anywhere). For pull requests on big sites; falls back to a "
     "full plan, and says so, when the records cannot tell. Nightly drift stays a full read.",
+)
+
+show_unmanaged_option = click.option(
+    "--show-unmanaged",
+    is_flag=True,
+    help="List every object on the site that the manifest never managed (by default the "
+    "text view counts them in one line; -v lists them too).",
 )

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli import EXIT_CODES_HELP, cli
+from reconciler.cli import SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_private_file
+from reconciler.cli.follow_up import next_command
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
@@ -16,6 +17,7 @@ from reconciler.cli.options import (
     changed_option,
     output_format,
     replace_option,
+    show_unmanaged_option,
     site_options,
 )
 from reconciler.cli.progress import TerminalProgress
@@ -45,7 +47,7 @@ async def _plan(
         manifest_site_url=manifest.desired.site_url,
         manifest_state=manifest.desired.state,
     )
-    with TerminalProgress("Reading the site") as progress:
+    with TerminalProgress(verbose=opts.verbose) as progress:
         async with open_site(opts, target, progress, command="plan " + " ".join(paths)) as site:
             plan = await workflow.make_plan(manifest, site, options)
             if out is not None:
@@ -53,7 +55,27 @@ async def _plan(
             return plan
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+PLAN_EPILOG = epilog(
+    [
+        (0, "the plan was made (with --detailed-exitcode: there is nothing to change)"),
+        (1, SITE_ERROR),
+        (2, "with --detailed-exitcode: there are changes"),
+    ],
+    [
+        "reconciler plan examples/acme/site.yaml --sandbox",
+        "reconciler plan site/ --format markdown -o plan.json --detailed-exitcode > plan.md",
+    ],
+)
+DRIFT_EPILOG = epilog(
+    [(0, "the site matches the manifest"), (1, SITE_ERROR), (2, "the site has drifted")],
+    [
+        "reconciler drift examples/acme/site.yaml --sandbox",
+        "reconciler drift site/ --format markdown > drift.md",
+    ],
+)
+
+
+@cli.command(epilog=PLAN_EPILOG)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @site_options
 @click.option(
@@ -76,6 +98,7 @@ async def _plan(
     is_flag=True,
     help="Exit 0 when there is nothing to change, 2 when there are changes, 1 on error.",
 )
+@show_unmanaged_option
 def plan(
     paths: tuple[str, ...],
     site_opts: SiteOptions,
@@ -86,6 +109,7 @@ def plan(
     assume_no_groups: bool,
     changed: bool,
     detailed_exitcode: bool,
+    show_unmanaged: bool,
 ) -> int:
     """Show what apply would change on the site to make it match the manifest.
 
@@ -97,19 +121,24 @@ def plan(
     options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
     result = asyncio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
-    click.echo(render_plan(result, fmt, site_opts.color), nl=False)
-    if out is not None and fmt == "text":
+    listed = site_opts.lists_unmanaged(show_unmanaged)
+    click.echo(render_plan(result, fmt, site_opts.color, listed), nl=False)
+    if out is not None:
+        # On stdout after a text plan; on stderr when stdout is JSON or Markdown for a program.
         click.echo(
-            f"\nSaved the plan to {out}. Apply exactly this plan with: reconciler apply {out}"
+            f"\nSaved the plan to {out}. Apply exactly this plan with: "
+            + next_command("apply", [out]),
+            err=fmt != "text",
         )
     return EXIT_CHANGES if detailed_exitcode and result.has_changes else EXIT_OK
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+@cli.command(epilog=DRIFT_EPILOG)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @site_options
 @output_format
-def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str) -> int:
+@show_unmanaged_option
+def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str, show_unmanaged: bool) -> int:
     """Report what differs between the site and the manifest, by category.
 
     Lists missing, extra, changed, needs-replacement, unmanaged and unobservable items
@@ -124,10 +153,11 @@ def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str) -> int:
             manifest_site_url=manifest.desired.site_url,
             manifest_state=manifest.desired.state,
         )
-        with TerminalProgress("Reading the site") as progress:
+        with TerminalProgress(verbose=site_opts.verbose) as progress:
             async with open_site(site_opts, target, progress, command="drift") as site:
                 return await workflow.drift(manifest, site)
 
     report = asyncio.run(run())
-    click.echo(render_drift(report, fmt, site_opts.color), nl=False)
+    listed = site_opts.lists_unmanaged(show_unmanaged)
+    click.echo(render_drift(report, fmt, site_opts.color, listed), nl=False)
     return EXIT_OK if report["in_sync"] else EXIT_CHANGES

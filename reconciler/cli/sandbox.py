@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli import cli
+from reconciler.cli import cli, epilog
 from reconciler.errors import ConfigError
 from reconciler.sandbox.errors import SeedError
 from reconciler.sandbox.settings import SWITCHES, SandboxSettings, SettingsError
@@ -42,7 +42,10 @@ def _switch_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-@cli.group()
+@cli.group(
+    epilog="\b\nExamples:\n  reconciler sandbox serve --db site.sqlite --port 8800\n"
+    "  reconciler sandbox serve --latency-ms 20 --port 0 --ready-file url\n"
+)
 def sandbox() -> None:
     """A local emulator of the site API, for tests, demos and pipelines (no real site needed).
 
@@ -52,7 +55,15 @@ def sandbox() -> None:
     """
 
 
-@sandbox.command()
+@sandbox.command(
+    epilog=epilog(
+        [(0, "stopped with Ctrl-C"), (1, "the seed is unusable, or the address cannot be bound")],
+        [
+            "reconciler sandbox serve --db site.sqlite --port 8800",
+            "reconciler sandbox serve --latency-ms 20 --fail-rate 0.1 --port 0 --ready-file url",
+        ],
+    )
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=8800, show_default=True,
@@ -64,7 +75,9 @@ def sandbox() -> None:
 )  # fmt: skip
 @click.option(
     "--seed", "seed_path", type=click.Path(dir_okay=False), default=None,
-    help="YAML seed (users:, workspaces:, groups:, settings:), applied only to a new database.",
+    help="YAML seed (users:, workspaces:, groups:, settings:), applied only to a new database "
+    "[default: the example seed shipped inside the tool: the users of examples/acme/site.yaml, "
+    "sandbox-admin-key / sandbox-admin-secret].",
 )  # fmt: skip
 @click.option(
     "--ready-file", type=click.Path(dir_okay=False), default=None,
@@ -87,11 +100,8 @@ def serve(
     switch below emulates one behaviour the documentation leaves open, so a client can be
     tested against every plausible site; switches given here override the seed's settings:.
     They can also be changed while running: POST /_sandbox/settings with a JSON body.
-
-    \b
-    Example:
-      reconciler sandbox serve --seed examples/sandbox-seed.yaml --db site.sqlite
     """
+    from reconciler.cli.target import default_seed
     from reconciler.sandbox.seed import load_seed_file
     from reconciler.sandbox.server import serve as serve_sandbox
 
@@ -99,10 +109,8 @@ def serve(
     try:
         settings = SandboxSettings.from_mapping(given)
         duplicates = given.get("allow_duplicate_workspace_names")
-        seed = (
-            load_seed_file(seed_path, allow_duplicate_workspace_names=duplicates)
-            if seed_path
-            else None
+        seed = load_seed_file(
+            seed_path or str(default_seed()), allow_duplicate_workspace_names=duplicates
         )
     except (SeedError, SettingsError) as exc:
         raise ConfigError(str(exc)) from None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli import cli
+from reconciler.cli import cli, epilog
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
@@ -28,6 +28,34 @@ from reconciler.state.locate import open_records, parse_location
 from reconciler.state.migrate import copy_site
 
 MANIFEST = click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[MANIFEST]...")
+UNREADABLE = "there are no records for the site, or they cannot be read"
+
+SHOW_EPILOG = epilog(
+    [(0, "the records were printed"), (1, UNREADABLE)],
+    [
+        "reconciler state show examples/acme/site.yaml --sandbox",
+        "reconciler state show site/ --version 3",
+    ],
+)
+HISTORY_EPILOG = epilog(
+    [(0, "the versions were listed"), (1, UNREADABLE)],
+    ["reconciler state history site/", "reconciler state history --site https://acme.example.net"],
+)
+FORGET_EPILOG = epilog(
+    [(0, "the record was dropped"), (1, "no such record, the records' lock is held, or an error")],
+    ["reconciler state forget group finance-team site/"],
+)
+MIGRATE_EPILOG = epilog(
+    [
+        (0, "the records were copied"),
+        (1, "the records cannot be read or written, or the lock is held"),
+        (3, "refused for safety: newer records at the destination (use --force to overwrite)"),
+    ],
+    [
+        'reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"',
+        "reconciler state migrate site/ --to /srv/reconciler-records",
+    ],
+)
 
 
 def _target(opts: SiteOptions, paths: tuple[str, ...]) -> Target:
@@ -38,22 +66,20 @@ def _target(opts: SiteOptions, paths: tuple[str, ...]) -> Target:
     return locate(opts, paths, manifest_site_url=desired.site_url, manifest_state=desired.state)
 
 
-@cli.group()
+@cli.group(
+    epilog="\b\nExamples:\n  reconciler state show site/\n"
+    '  reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"\n'
+)
 def state() -> None:
     """Show, correct or move the tool's records of a site (never changes the site).
 
     The site cannot report user groups or their members, root_access or whether an override
     is on, so the tool records what it created, adopted and applied. Every save keeps a
     version: `state history` lists them.
-
-    \b
-    Examples:
-      reconciler state show site/
-      reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"
     """
 
 
-@state.command("show")
+@state.command("show", epilog=SHOW_EPILOG)
 @MANIFEST
 @records_options
 @click.option("--version", "version", type=click.IntRange(min=1), help="Show this saved version.")
@@ -75,7 +101,7 @@ def show(paths: tuple[str, ...], site_opts: SiteOptions, version: int | None) ->
     return EXIT_OK
 
 
-@state.command("history")
+@state.command("history", epilog=HISTORY_EPILOG)
 @MANIFEST
 @records_options
 def history(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
@@ -95,7 +121,7 @@ def history(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     return EXIT_OK
 
 
-@state.command("forget")
+@state.command("forget", epilog=FORGET_EPILOG)
 @click.argument("kind", type=click.Choice(["workspace", "group", "user"]))
 @click.argument("name")
 @MANIFEST
@@ -115,7 +141,7 @@ def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions)
     return EXIT_OK
 
 
-@state.command("migrate")
+@state.command("migrate", epilog=MIGRATE_EPILOG)
 @MANIFEST
 @locking_records_options
 @click.option(

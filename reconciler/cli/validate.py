@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
-from reconciler.cli import cli
+from reconciler.cli import cli, epilog
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.manifest import load_manifest
+from reconciler.manifest.schema import site_schema
 from reconciler.render.validation import OutputFormat, render_report
 
 HELP = """Check a site manifest and report every problem at once.
@@ -27,14 +30,21 @@ is checked later, against the site's users, when a plan is made.
 Each problem is printed as FILE:LINE:COLUMN: error|warning: MESSAGE
 (at PATH IN THE DOCUMENT) — WHAT TO DO, followed by a one-line summary.
 
-\b
-Exit codes:
-  0  the manifest is valid (warnings allowed)
-  1  the manifest is invalid, or a PATH cannot be read
 """
+EPILOG = epilog(
+    [
+        (0, "the manifest is valid (warnings allowed)"),
+        (1, "the manifest is invalid, or a PATH cannot be read"),
+    ],
+    ["reconciler validate examples/acme/", "reconciler validate site/ --format json"],
+)
+SCHEMA_EPILOG = epilog(
+    [(0, "the schema was printed")],
+    ["reconciler schema > site.schema.json"],
+)
 
 
-@cli.command(help=HELP, short_help="Check a site manifest (file or directory).")
+@cli.command(help=HELP, epilog=EPILOG, short_help="Check a site manifest (file or directory).")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option(
     "--format",
@@ -59,3 +69,14 @@ def validate(
     label = " ".join(paths)
     click.echo(render_report(result, output_format=output_format, show=show, label=label))
     ctx.exit(EXIT_OK if result.ok else EXIT_ERROR)
+
+
+@cli.command(epilog=SCHEMA_EPILOG)
+def schema() -> None:
+    """Print the JSON Schema of the manifest, exactly the one this version checks against.
+
+    Editors with a YAML language server check a manifest as you type when its first line is
+    `# yaml-language-server: $schema=PATH` (examples/acme/site.yaml has one); CI can check
+    that its copy is the tool's.
+    """
+    click.echo(json.dumps(site_schema(), indent=2, ensure_ascii=False))

@@ -124,6 +124,11 @@ class Executor:
         self.journal.write("intent", action)
         try:
             result = await action.call(self.client)
+        except asyncio.CancelledError:
+            # Interrupted (Ctrl-C) while the write was under way: it may have happened. Kept
+            # as pending, the next apply reads the site before sending it again.
+            self.events.append(Pending(action))
+            raise
         except OutcomeUnknown:
             return await self._after_unknown(action, attempt)
         except NotFound as exc:

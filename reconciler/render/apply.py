@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from reconciler.api.client import ClientStats
-from reconciler.engine.executor import ApplyReport
+from reconciler.engine.executor import ApplyReport, Outcome
+from reconciler.engine.plan import Plan
+from reconciler.findings import plural
+
+LISTED = 10  # actions named one by one in an interruption report; the rest are counted
 
 
 def problem_lines(report: ApplyReport) -> list[str]:
@@ -30,3 +36,23 @@ INCOMPLETE_HINT = (
     "Nothing is lost: the tool recorded what happened. Fix what failed (see above) and run "
     "apply again; it picks up where this one stopped."
 )
+
+
+def interruption(plan: Plan | None, outcomes: Sequence[Outcome]) -> tuple[str, bool]:
+    """What an interrupted apply had done and had not: the message, and whether the site may
+    have changed at all (``plan`` is None when it was stopped before any change began)."""
+    if plan is None:
+        return "Interrupted before any change was made: the site was not changed.", False
+    made = [o.action.summary() for o in outcomes if o.status == "done"]
+    finished = {o.action.id for o in outcomes if o.status == "done"}
+    not_made = [a.summary() for a in plan.actions if a.id not in finished]
+    lines = [
+        f"Interrupted during apply: {len(made)} of {plural(len(plan.actions), 'change')} "
+        f"made, {len(not_made)} not made."
+    ]
+    for heading, items in (("Made:", made), ("Not made:", not_made)):
+        if items:
+            lines += [heading, *(f"  {item}" for item in items[:LISTED])]
+            if len(items) > LISTED:
+                lines.append(f"  … and {len(items) - LISTED} more")
+    return "\n".join(lines), True

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from reconciler.engine.drift import CATEGORIES
-from reconciler.render.lines import Line
+from reconciler.render.lines import Line, unmanaged_summary
 from reconciler.render.markdown import trim
 from reconciler.render.text import render_lines
 
@@ -40,21 +40,29 @@ def _verdict(report: dict[str, Any]) -> str:
     return f"Drift: {counts}."
 
 
-def drift_lines(report: dict[str, Any]) -> list[Line]:
+def drift_lines(report: dict[str, Any], *, show_unmanaged: bool = False) -> list[Line]:
+    """The text view; unmanaged objects are counted in one line unless ``show_unmanaged``."""
     lines = [Line(f"Site: {report['site']}", "heading"), Line("")]
     for notice in report.get("notices", []):
         lines += [Line(f"Note: {notice}", "warning"), Line("")]
     for category in CATEGORIES:
-        if report[category]:
-            lines.append(Line(f"{TITLES[category]}:", "heading"))
-            lines += [Line(_entry(item), STYLES.get(category, "dim")) for item in report[category]]
-            lines.append(Line(""))
+        items = report[category]
+        if not items:
+            continue
+        lines.append(Line(f"{TITLES[category]}:", "heading"))
+        if category == "unmanaged" and not show_unmanaged:
+            lines.append(Line(f"  {unmanaged_summary(item['kind'] for item in items)}", "dim"))
+        else:
+            lines += [Line(_entry(item), STYLES.get(category, "dim")) for item in items]
+        lines.append(Line(""))
     lines.append(Line(_verdict(report), "heading"))
     return lines
 
 
-def render_drift_text(report: dict[str, Any], *, color: bool = False) -> str:
-    return render_lines(drift_lines(report), color=color)
+def render_drift_text(
+    report: dict[str, Any], *, color: bool = False, show_unmanaged: bool = False
+) -> str:
+    return render_lines(drift_lines(report, show_unmanaged=show_unmanaged), color=color)
 
 
 def render_drift_json(report: dict[str, Any]) -> str:
@@ -76,9 +84,11 @@ def render_drift_markdown(report: dict[str, Any]) -> str:
     return trim("\n".join(out) + "\n")
 
 
-def render_drift(report: dict[str, Any], fmt: str, color: bool) -> str:
+def render_drift(
+    report: dict[str, Any], fmt: str, color: bool, show_unmanaged: bool = False
+) -> str:
     if fmt == "json":
         return render_drift_json(report)
     if fmt == "markdown":
         return render_drift_markdown(report)
-    return render_drift_text(report, color=color)
+    return render_drift_text(report, color=color, show_unmanaged=show_unmanaged)

@@ -8,9 +8,12 @@ Values are written in one vocabulary everywhere (``plan.value_text``).
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reconciler.engine.plan import Change, Plan, value_text
+from reconciler.findings import plural
 
 SYMBOLS = {
     "create": "+",
@@ -105,13 +108,32 @@ def summary_line(plan: Plan) -> str:
     )
 
 
-def left_alone_lines(plan: Plan) -> list[Line]:
+def left_alone_lines(plan: Plan, *, list_unmanaged: bool = True) -> list[Line]:
+    """Managed objects kept, each with its reason; then the unmanaged ones, listed or counted.
+
+    A large site has hundreds of objects the manifest never managed: listed in every plan
+    they would bury the changes, so a person's view counts them (``list_unmanaged=False``).
+    """
     lines = [Line(f'  {item.kind} "{item.name}": {item.reason}', "dim") for item in plan.kept]
-    lines += [
-        Line(f'  {item.kind} "{item.name}" (id {item.id}): not managed; left alone', "dim")
-        for item in plan.unmanaged
-    ]
+    if list_unmanaged:
+        lines += [
+            Line(f'  {item.kind} "{item.name}" (id {item.id}): not managed; left alone', "dim")
+            for item in plan.unmanaged
+        ]
+    elif plan.unmanaged:
+        lines.append(Line(f"  {unmanaged_summary(u.kind for u in plan.unmanaged)}", "dim"))
     return lines
+
+
+def unmanaged_summary(kinds: Iterable[str]) -> str:
+    """One line for the objects the manifest never managed, by kind, and how to list them."""
+    counts = Counter(kinds)
+    total = sum(counts.values())
+    by_kind = ", ".join(plural(counts[kind], kind) for kind in sorted(counts))
+    return (
+        f"{plural(total, 'object')} not managed by the manifest ({by_kind}): left alone; "
+        "--show-unmanaged lists them"
+    )
 
 
 def notice_lines(plan: Plan) -> list[Line]:

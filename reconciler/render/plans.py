@@ -8,9 +8,11 @@ from reconciler.render.markdown import render_markdown
 from reconciler.render.text import render_text
 
 
-def render_plan(plan: Plan, fmt: str, color: bool) -> str:
+def render_plan(plan: Plan, fmt: str, color: bool, show_unmanaged: bool = False) -> str:
+    """JSON and Markdown always list every unmanaged object (programs and collapsed sections);
+    the text view counts them unless ``show_unmanaged``."""
     if fmt == "json":
         return render_json(plan)
     if fmt == "markdown":
         return render_markdown(plan)
-    return render_text(plan, color=color)
+    return render_text(plan, color=color, show_unmanaged=show_unmanaged)

@@ -26,8 +26,8 @@ RICH_STYLES = {
 }
 
 
-def plan_lines(plan: Plan) -> list[Line]:
-    """Every line of the text view, in order."""
+def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> list[Line]:
+    """Every line of the text view, in order; unmanaged objects are counted unless shown."""
     lines = [Line(f"Site: {plan.site}", "heading"), Line(""), *notice_lines(plan)]
     if plan.changes:
         lines.append(Line("site-reconciler will make these changes:", "heading"))
@@ -35,7 +35,7 @@ def plan_lines(plan: Plan) -> list[Line]:
             lines += [Line(""), *change_lines(change)]
         lines.append(Line(""))
     sections = (
-        ("Left alone:", left_alone_lines(plan)),
+        ("Left alone:", left_alone_lines(plan, list_unmanaged=show_unmanaged)),
         (
             "Could not be observed (reported, not guessed):",
             [Line(f"  {s}", "dim") for s in plan.unobservable],
@@ -64,5 +64,5 @@ def render_lines(lines: list[Line], *, color: bool) -> str:
     return buffer.getvalue()
 
 
-def render_text(plan: Plan, *, color: bool = False) -> str:
-    return render_lines(plan_lines(plan), color=color)
+def render_text(plan: Plan, *, color: bool = False, show_unmanaged: bool = False) -> str:
+    return render_lines(plan_lines(plan, show_unmanaged=show_unmanaged), color=color)

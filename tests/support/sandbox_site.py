@@ -25,7 +25,9 @@ from reconciler.sandbox.transport import SandboxTransport
 from tests.support.signing import signed_get_url, signed_post
 
 BASE_URL = "https://acme.example.net"
-EXAMPLE_SEED = Path(__file__).resolve().parents[2] / "examples" / "sandbox-seed.yaml"
+EXAMPLE_SEED = (
+    Path(__file__).resolve().parents[2] / "reconciler" / "sandbox" / "seeds" / "example.yaml"
+)
 FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 GET_METHODS = frozenset({

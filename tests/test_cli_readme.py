@@ -1,0 +1,117 @@
+"""The README's commands run as written: the main job, the tour, shell completion, and a
+command table that names every command."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from reconciler.errors import EXIT_OK
+from tests.support.loopback import reconciler_command
+from tests.support.terminal import Terminal
+from tests.test_cli_hints import ROOT, command_at, commands
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def code_block(after_heading: str) -> list[str]:
+    """The lines of the first ``sh`` block after a heading, comments and blanks dropped,
+    continuation lines joined."""
+    rest = README[README.index(after_heading) :]
+    block = rest[rest.index("```sh\n") + 6 :]
+    block = block[: block.index("```")]
+    commands: list[str] = []
+    for line in block.replace("\\\n", " ").splitlines():
+        code = line.split("  #")[0].strip()
+        if code and not code.startswith("#"):
+            commands.append(code)
+    return commands
+
+
+def copy_examples(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    return tmp_path
+
+
+def run(words: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert words[0] == "reconciler", words
+    result = subprocess.run(
+        [*reconciler_command(), *words[1:]], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def test_the_main_job_runs_from_a_fresh_checkout(tmp_path: Path) -> None:
+    line = code_block("## On a fresh machine")[0]
+    steps = [step.strip() for step in line.split("&&")]
+    assert steps[:2] == ["python3 -m venv .venv", ".venv/bin/pip install -q ."]
+    work = copy_examples(tmp_path)
+    outputs = []
+    for step in steps[2:]:
+        words = shlex.split(step)
+        assert words[0] == ".venv/bin/reconciler"
+        result = run(["reconciler", *words[1:]], work)
+        assert result.returncode == EXIT_OK, result.stderr
+        outputs.append(result.stdout)
+    assert "No changes. The site matches the manifest." in outputs[-1]
+    assert (work / "examples" / "acme" / ".reconciler" / "sandbox").is_dir()
+
+
+def test_the_tour_runs_as_written_on_one_sandbox(tmp_path: Path) -> None:
+    """Every line of the tour, in order; apply asks, on a real terminal, and is answered."""
+    work = copy_examples(tmp_path)
+    tour = code_block("## A 30-second tour")
+    assert len(tour) == 7
+    for line in tour:
+        words = shlex.split(line)
+        if words[1] == "apply":
+            terminal = Terminal(*words[1:], cwd=work)
+            terminal.expect(r"Only 'yes' will be accepted:$")
+            terminal.type("yes\r")
+            assert terminal.wait() == EXIT_OK
+            assert "Apply complete: 14 done" in terminal.screen.text
+            continue
+        result = run(words, work)
+        assert result.returncode == EXIT_OK, (line, result.stderr)
+    # export read the sandbox the tour applied to: the workspaces it created are there
+    exported = (work / "live.yaml").read_text(encoding="utf-8")
+    assert "name: Finance" in exported and "name: Payments" in exported
+
+
+def test_the_command_table_names_every_command() -> None:
+    table = README[README.index("## Commands and exit codes") :]
+    rows = re.findall(r"^\| `([a-z][^`]*)` \|", table, re.MULTILINE)
+    named = set()
+    for row in rows:
+        words = row.split()
+        path = (words[0], words[1]) if words[0] in ("state", "sandbox") else (words[0],)
+        named.add(path)
+    leaves = {p for p in commands() if not hasattr(command_at(p), "commands")}
+    assert named == leaves
+
+
+def test_shell_completion_works_as_documented(tmp_path: Path) -> None:
+    lines = code_block("### Shell completion")
+    shells = [re.findall(r"=(\w+)_source", line) for line in lines]
+    assert shells == [["bash"], ["zsh"], ["fish"]]
+    for shell in ("bash", "zsh", "fish"):
+        env = {**os.environ, "_RECONCILER_COMPLETE": f"{shell}_source"}
+        script = subprocess.run(
+            reconciler_command(), env=env, capture_output=True, text=True, timeout=60
+        )
+        assert script.returncode == 0 and "_RECONCILER_COMPLETE" in script.stdout, shell
+    env = {
+        **os.environ,
+        "_RECONCILER_COMPLETE": "bash_complete",
+        "COMP_WORDS": "reconciler plan --show-un",
+        "COMP_CWORD": "2",
+    }
+    completed = subprocess.run(
+        reconciler_command(), env=env, capture_output=True, text=True, timeout=60
+    )
+    assert "plain,--show-unmanaged" in completed.stdout.splitlines()

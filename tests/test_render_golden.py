@@ -1,0 +1,95 @@
+"""Every renderer of plans and drift, compared with a reviewed file: one vocabulary in all.
+
+The files under ``tests/golden/`` are what a person or a program reads for the site in
+``tests/golden/site.yaml``. A change to any wording shows up here as a diff to review. To
+accept one, regenerate the files explicitly and read the diff before committing::
+
+    RECONCILER_REGENERATE_GOLDEN=1 .venv/bin/python -m pytest -q tests/test_render_golden.py
+
+A missing file is a failure, never written silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reconciler.engine.drift import drift_report
+from reconciler.engine.plan import Plan
+from reconciler.render.drift import render_drift_json, render_drift_markdown, render_drift_text
+from reconciler.render.json import render_json
+from reconciler.render.markdown import render_markdown
+from reconciler.render.text import render_text
+from tests.test_planner import plan_case
+
+GOLDEN = Path(__file__).parent / "golden"
+REGENERATE = os.environ.get("RECONCILER_REGENERATE_GOLDEN") == "1"
+
+RENDERINGS: dict[str, Callable[[Plan], str]] = {
+    "plan.txt": render_text,
+    "plan.md": render_markdown,
+    "plan.json": render_json,
+    "drift.txt": lambda plan: render_drift_text(drift_report(plan)),
+    "drift.md": lambda plan: render_drift_markdown(drift_report(plan)),
+    "drift.json": lambda plan: render_drift_json(drift_report(plan)),
+}
+
+
+def golden_plan() -> Plan:
+    return plan_case(yaml.safe_load((GOLDEN / "site.yaml").read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("name", RENDERINGS)
+def test_each_rendering_matches_its_reviewed_file(name: str) -> None:
+    text = RENDERINGS[name](golden_plan())
+    path = GOLDEN / name
+    if REGENERATE:
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"{path} is missing: regenerate (see this module's doc) and review it"
+    assert text == path.read_text(encoding="utf-8"), f"{name} changed: review, then regenerate"
+
+
+def test_the_golden_site_shows_every_kind_of_change() -> None:
+    plan = golden_plan()
+    actions = {change.action for change in plan.changes}
+    assert {"create", "update", "delete", "needs-replacement"} <= actions
+    assert plan.kept and plan.unmanaged and plan.unobservable
+
+
+def test_values_are_written_alike_by_every_renderer() -> None:
+    """A boolean reads ``true``/``false`` and a missing override ``(no override)`` everywhere:
+    never Python's ``True`` or ``None``, in text, Markdown or the JSON reports' sentences."""
+    plan = golden_plan()
+    for name, render in RENDERINGS.items():
+        text = render(plan)
+        assert not re.search(r"\b(True|False|None)\b", text), name
+    for name in ("plan.txt", "plan.md", "drift.txt", "drift.md", "drift.json"):
+        assert "root_access: true -> false" in RENDERINGS[name](plan), name
+    assert "+ root_access:    false" in render_text(plan)
+
+
+def test_text_counts_unmanaged_objects_in_one_line_unless_asked_to_list_them() -> None:
+    plan = golden_plan()
+    counted = render_text(plan)
+    assert (
+        "  3 objects not managed by the manifest (1 group, 2 workspaces): left alone; "
+        "--show-unmanaged lists them"
+    ) in counted
+    assert "Handmade" not in counted
+    listed = render_text(plan, show_unmanaged=True)
+    for line in (
+        '  workspace "Handmade" (id 14): not managed; left alone',
+        '  workspace "Scans" (id 15): not managed; left alone',
+        '  group "old-contractors" (id 7): not managed; left alone',
+    ):
+        assert line in listed
+    drift = drift_report(plan)
+    assert "Handmade" not in render_drift_text(drift)
+    assert "Handmade" in render_drift_text(drift, show_unmanaged=True)
+    # Programs and collapsed sections always get the whole list.
+    assert "Handmade" in render_json(plan) and "Handmade" in render_markdown(plan)
