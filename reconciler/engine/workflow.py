@@ -196,8 +196,6 @@ async def _execute(
         f"apply started: {_counts(plan)}",
         plan=checksum,
     )
-    if site.progress is not None:
-        site.progress.expect(len(plan.actions))
     executor = Executor(
         site.client,
         state.records,
