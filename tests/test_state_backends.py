@@ -303,10 +303,16 @@ def test_two_processes_racing_for_the_lock_one_gets_it(backend: Backend, tmp_pat
     racers = [
         subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True) for _ in range(4)
     ]
-    for racer in racers:  # each has connected (and made the schema) and waits for the go
-        assert racer.stdout is not None and racer.stdout.readline().strip() == "ready"
-    go.touch()
-    answers = sorted(racer.communicate(timeout=30)[0].strip() for racer in racers)
+    try:
+        for racer in racers:  # each has connected (and made the schema) and waits for the go
+            assert racer.stdout is not None and racer.stdout.readline().strip() == "ready"
+        go.touch()
+        answers = sorted(racer.communicate(timeout=30)[0].strip() for racer in racers)
+    finally:
+        for racer in racers:  # a racer that failed must not leave the others waiting forever
+            if racer.poll() is None:
+                racer.kill()
+                racer.wait()
     assert answers == ["locked", "refused", "refused", "refused"]
 
 

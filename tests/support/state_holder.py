@@ -36,7 +36,10 @@ def race(go: Path, location: str, site: str, hold: float) -> None:
     records = open_records(parse_location(location, base_dir=Path.cwd()), site)
     records.load()  # connect (and create the schema) before the start, not during the race
     _say("ready")
+    deadline = time.monotonic() + 120  # never outlive a test that gave up on the race
     while not go.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("no go within 120 s")
         time.sleep(0.001)
     try:
         lease = records.lock(Holder.current("race"))
