@@ -43,12 +43,10 @@ class _Answer(BaseHTTPRequestHandler):
 def _self_signed(directory: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 that only itself vouches for (``openssl req -x509``)."""
     cert, key = directory / "cert.pem", directory / "key.pem"
+    request = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+    names = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-        + ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
-        + ["-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
+        [*request, *names, "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True
     )
     return cert, key
 
@@ -80,8 +78,7 @@ def _user_info(url: str) -> None:
 
 def test_an_https_site_with_a_certificate_no_authority_signed_is_refused(tmp_path: Path) -> None:
     _Answer.served = 0
-    with https_server(*_self_signed(tmp_path)) as url:
-        with pytest.raises(TransportError) as refused:
-            _user_info(url)
+    with https_server(*_self_signed(tmp_path)) as url, pytest.raises(TransportError) as refused:
+        _user_info(url)
     assert "certificate verify failed" in refused.value.message.lower()
     assert _Answer.served == 0

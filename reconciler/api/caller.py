@@ -141,14 +141,18 @@ class Caller:
         if asyncio.get_running_loop().time() >= deadline:  # spent waiting for a slot
             return self._boundary.exception(method, TimeoutError(), sent=False)
         request = self._signed_request(method, params)
-        tracer = _SendTracer()
-        request.extensions["trace"] = tracer
+        # Only a write's fate hangs on whether it may have left (a read is retried either
+        # way), so only writes pay for httpcore's trace events, ten awaits a request.
+        tracer = _SendTracer() if method.is_write else None
+        if tracer is not None:
+            request.extensions["trace"] = tracer
         self._count(method)
         try:
             async with asyncio.timeout_at(deadline):
                 answer = await self._receive(request)
         except (httpx.HTTPError, TimeoutError) as exc:
-            return self._boundary.exception(method, exc, sent=tracer.may_have_sent)
+            sent = tracer is None or tracer.may_have_sent
+            return self._boundary.exception(method, exc, sent=sent)
         return self._boundary.answer(method, params, answer)
 
     async def _receive(self, request: httpx.Request) -> Answer:
