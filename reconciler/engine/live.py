@@ -3,8 +3,9 @@
 Read calls: one ``workspace_list``, one ``users_location_access`` at ``/`` (groups, and the
 number of users, which lets ``user_list`` fetch its pages at once), the ``user_list`` pages,
 and one ``workspace_info`` per workspace whose details matter (declared and on the site).
-All of them go through the client's shared concurrency limit, so the wall time approaches
-``calls x latency / concurrency``.
+Each call goes out as soon as what it needs has arrived -- the details after the workspace
+list, the pages after the user count -- through the client's shared concurrency limit, so the
+wall time approaches ``calls x latency / concurrency``.
 
 Where a site refuses ``workspace_info``, membership falls back to ``user_info`` of the users
 the manifest and the records name, and the result says overrides could not be observed.
@@ -19,7 +20,7 @@ from typing import Protocol, TypeVar
 
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
-from reconciler.api.records import LocationEntry, WorkspaceEntry, WorkspaceInfo
+from reconciler.api.records import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
 from reconciler.api.spec import USER_LIST_PAGE_SIZE
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
 
@@ -69,17 +70,9 @@ class LiveReader:
         ``user_info`` when the site refuses ``workspace_info``.
         """
         self.progress.expect(2)
-        entries, (locations, notes) = await asyncio.gather(
-            self._counted(self.client.workspace_list()), self._read_locations()
-        )
         wanted = None if detail_names is None else set(detail_names)
-        details_for = [e for e in entries if wanted is None or e.name in wanted]
-        user_count = sum(1 for loc in locations if not loc.is_group) if locations else None
-        pages = (user_count // USER_LIST_PAGE_SIZE + 1) if user_count is not None else 1
-        self.progress.expect(pages + len(details_for))
-        summaries, details = await asyncio.gather(
-            self._counted(self.client.user_list(expected_total=user_count), pages),
-            self._read_details(details_for),
+        (entries, details), (locations, notes, summaries) = await asyncio.gather(
+            self._read_workspaces(wanted), self._read_users_and_groups()
         )
         users = tuple(LiveUser(s.id, s.username, s.email, bool(s.admin)) for s in summaries)
         if details is None:
@@ -95,6 +88,29 @@ class LiveReader:
         # A site that omits groups at / cannot be told apart from one with no groups, so an
         # answer without any group is not trusted to prove that a recorded group is gone.
         return LiveSite(users, workspaces, groups, groups_listed=bool(groups), notes=tuple(notes))
+
+    async def _read_workspaces(
+        self, wanted: set[str] | None
+    ) -> tuple[list[WorkspaceEntry], dict[int, WorkspaceInfo] | None]:
+        """``workspace_list``, then the details of the wanted workspaces: they need its IDs
+        and nothing else, so they go out while ``users_location_access`` -- the slowest
+        answer of a large site -- is still on its way."""
+        entries = await self._counted(self.client.workspace_list())
+        details_for = [e for e in entries if wanted is None or e.name in wanted]
+        self.progress.expect(len(details_for))
+        return entries, await self._read_details(details_for)
+
+    async def _read_users_and_groups(
+        self,
+    ) -> tuple[list[LocationEntry], list[str], list[UserSummary]]:
+        """``users_location_access`` at ``/`` (groups, and the number of users, which lets
+        the ``user_list`` pages load at once), then the pages."""
+        locations, notes = await self._read_locations()
+        user_count = sum(1 for loc in locations if not loc.is_group) if locations else None
+        pages = (user_count // USER_LIST_PAGE_SIZE + 1) if user_count is not None else 1
+        self.progress.expect(pages)
+        summaries = await self._counted(self.client.user_list(expected_total=user_count), pages)
+        return locations, notes, summaries
 
     async def _read_locations(self) -> tuple[list[LocationEntry], list[str]]:
         try:
