@@ -32,8 +32,9 @@ def floor_s(
     return max(by_latency, calls / rate_limit) if rate_limit else by_latency
 
 
-def api_span_s(stderr: str) -> float | None:
-    """Seconds from the first API call sent to the last answer, from ``api_call`` events."""
+def api_window(stderr: str) -> tuple[float, float] | None:
+    """Epoch seconds of the first API call sent and of the last answer, from the tool's
+    ``api_call`` events (each logged at its answer, with its duration)."""
     starts, ends = [], []
     for line in stderr.splitlines():
         if not line.startswith("{") or '"api_call"' not in line:
@@ -42,7 +43,13 @@ def api_span_s(stderr: str) -> float | None:
         end = datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00")).timestamp()
         ends.append(end)
         starts.append(end - event["duration_ms"] / 1000)
-    return max(ends) - min(starts) if ends else None
+    return (min(starts), max(ends)) if ends else None
+
+
+def api_span_s(stderr: str) -> float | None:
+    """Seconds from the first API call sent to the last answer."""
+    window = api_window(stderr)
+    return None if window is None else window[1] - window[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +91,21 @@ class ScenarioResult:
         return self.run.wall_s if span is None else span
 
     @property
+    def before_first_call_s(self) -> float | None:
+        """Wall seconds from the exec to the first API call: start-up."""
+        window = api_window(self.run.stderr)
+        return None if window is None else window[0] - self.run.started_at
+
+    @property
+    def after_last_answer_s(self) -> float | None:
+        """Wall seconds from the last answer to the exit: compare, plan, render, exit."""
+        window = api_window(self.run.stderr)
+        return None if window is None else self.run.started_at + self.run.wall_s - window[1]
+
+    @property
     def timings(self) -> dict[str, Any]:
-        return self.run.plan_timings
+        """The ``plan_timings`` of a plan; a scenario that logs none has an empty dict."""
+        return self.run.plan_timings or {}
 
     @property
     def speedup(self) -> float | None:
@@ -107,8 +127,8 @@ class ScenarioResult:
             "wall / floor": ratio(run.wall_s / self.floor_s),
             "span / floor": ratio(self.span_s / self.floor_s),
             "tool CPU": seconds(run.cpu_s),
-            "CPU diff+plan": seconds(timings["compare_plan_cpu_s"]),
-            "CPU read": seconds(timings["read_cpu_s"]),
+            "CPU diff+plan": _timing(timings, "compare_plan_cpu_s"),
+            "CPU read": _timing(timings, "read_cpu_s"),
             "peak RSS": megabytes(run.peak_rss_mb),
             "sandbox CPU": "n/a" if sandbox is None else seconds(sandbox),
             "other CPU": "n/a" if run.other_cpu_s is None else seconds(run.other_cpu_s),
@@ -116,6 +136,10 @@ class ScenarioResult:
             "speedup": ratio(self.speedup) if self.speedup else "",
             "walls": ", ".join(f"{wall:.2f}" for wall in self.walls),
         }
+
+
+def _timing(timings: dict[str, Any], name: str) -> str:
+    return seconds(timings[name]) if name in timings else "n/a"
 
 
 COLUMNS = (

@@ -70,6 +70,9 @@ def machine_description(idle: str) -> list[str]:
         f"- load: {idle}; the tool, the sandbox server and anything else share these cores",
         f"- settings: latency {LATENCY_MS} ms a call (added by the sandbox), "
         f"concurrency {CONCURRENCY} (the tool's default), no rate limit",
+        "- the tool's bytecode is compiled before the runs, as `pip install` leaves an installed "
+        "tool (PYTHONDONTWRITEBYTECODE is "
+        f"{'set' if os.environ.get('PYTHONDONTWRITEBYTECODE') else 'not set'} here)",
     ]
 
 
@@ -115,8 +118,13 @@ def check_targets(results: Sequence[ScenarioResult]) -> list[Target]:
     plan = find("large", "(a)")
     onboarding = find("medium", "(c)")
     plan_limit = 1.3 * plan.floor_s + 2
+    full_plan_limit = 1.2 * plan.floor_s + 0.5
     speedup = plan.speedup or 0.0
-    diff_cpu = max(r.timings["compare_plan_cpu_s"] for r in results if r.size.name == "large")
+    diff_cpu = max(
+        r.timings["compare_plan_cpu_s"]
+        for r in results
+        if r.size.name == "large" and "compare_plan_cpu_s" in r.timings
+    )
     rss = max(r.run.peak_rss_mb for r in results if r.size.name == "large")
     writes = {r.size.name: r.run.writes for r in results if r.scenario.startswith("(d)")}
     over_formula = [
@@ -130,6 +138,12 @@ def check_targets(results: Sequence[ScenarioResult]) -> list[Target]:
             f"≤ 1.3 x floor + 2 s = {plan_limit:.2f} s",
             f"{plan.run.wall_s:.2f} s (API span {plan.span_s:.2f} s, floor {plan.floor_s:.2f} s)",
             plan.run.wall_s <= plan_limit,
+        ),
+        Target(
+            "(a) large plan, wall time (issue 14)",
+            f"≤ 1.2 x floor + 0.5 s = {full_plan_limit:.2f} s",
+            f"{plan.run.wall_s:.2f} s",
+            plan.run.wall_s <= full_plan_limit,
         ),
         Target(
             "tool's own CPU for diff and plan (large)",
@@ -173,17 +187,25 @@ def time_budget(plan: ScenarioResult) -> list[str]:
     sandbox = run.sandbox_cpu_s or 0.0
     other = run.other_cpu_s or 0.0
     return [
+        f"- the whole command: {run.wall_s:.2f} s, {run.cpu_s:.2f} s of the tool's CPU",
         f"- start-up before the first call (interpreter, imports, manifest of "
-        f"{plan.size.workspaces:,} workspaces): {t['startup_cpu_s']:.2f} s of CPU",
+        f"{plan.size.workspaces:,} workspaces, records, client): {_s(plan.before_first_call_s)} "
+        f"wall, {t['startup_cpu_s']:.2f} s of CPU",
         f"- the read: {t['read_s']:.2f} s for {run.reads} calls, "
         f"{t['read_s'] / plan.floor_s:.2f}x the floor of {plan.floor_s:.2f} s",
         f"- the tool's CPU during the read: {t['read_cpu_s']:.2f} s, "
         f"{1000 * t['read_cpu_s'] / reads:.2f} ms a call (HTTP, signing, decoding)",
         f"- the sandbox server's CPU: {sandbox:.2f} s, {1000 * sandbox / reads:.2f} ms a call, "
         f"{sandbox / max(plan.span_s, 1e-9):.0%} of one core over the API span",
-        f"- compare and plan: {t['compare_plan_cpu_s']:.2f} s of CPU",
+        f"- after the last answer (compare, plan, render, exit): "
+        f"{_s(plan.after_last_answer_s)} wall, of which compare and plan "
+        f"{t['compare_plan_cpu_s']:.2f} s of CPU",
         f"- other processes on the machine meanwhile: {other:.2f} s of CPU",
     ]
+
+
+def _s(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} s"
 
 
 def shared_machine_warning(results: Sequence[ScenarioResult]) -> list[str]:
@@ -222,7 +244,7 @@ def write_results(
             "",
             *machine,
             "",
-            "## Targets (issue 7)",
+            "## Targets (issues 7 and 14)",
             "",
             table,
             "",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bench.measure import CommandRun, MeasurementError, SandboxSite
 from bench.sites import CONCURRENCY
+from reconciler.engine.actions import ACTION_TYPES
 
 MANIFEST = "site.yaml"
 NO_CHANGES = "No changes."
@@ -37,7 +38,24 @@ def expect_no_changes(site: SandboxSite) -> CommandRun:
     return check
 
 
+GROUP_MEMBER_ADD = "add_to_user_group"
+
+
 def adopt(site: SandboxSite) -> None:
-    """Record the seeded site as managed (untimed), and prove a plan then has nothing to do."""
+    """Record the seeded site as managed (untimed), and prove a plan then has nothing to do.
+
+    The API cannot report a group's members and adopting records none (a guess is not a
+    fact), so the first apply adds every declared member -- a no-op on the site, which
+    already has them -- and records them, as on any adopted site. Only those additions may
+    be sent.
+    """
     site.run("adopt", MANIFEST).expect_exit(0)
+    learn = site.run("apply", MANIFEST, "--auto-approve", "--no-color").expect_exit(0)
+    other_writes = {
+        method: n
+        for method, n in learn.calls.items()
+        if method in ACTION_TYPES and method != GROUP_MEMBER_ADD
+    }
+    if other_writes:
+        raise MeasurementError(f"the apply after adopting changed the site: {other_writes}")
     expect_no_changes(site)

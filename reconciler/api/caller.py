@@ -19,6 +19,7 @@ site says is scrubbed by the boundary before anyone sees it.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any, TypeVar, cast
 
 import httpx
 import structlog
+from structlog.typing import FilteringBoundLogger
 
 from reconciler import __version__
 from reconciler.api.body import ACCEPT_ENCODING, read_body
@@ -83,25 +85,30 @@ class Caller:
         self.config = config
         self.stats = ClientStats()
         self._clock, self._sleep = clock, sleep
+        # Bound once: the module's lazy proxy would rebuild a logger from the configuration
+        # at every event, two events a call (logging is configured before a client is made).
+        self._log: FilteringBoundLogger = log.bind()
         self._boundary = Boundary(config)
         self._retry = RetryPolicy(config, jitter)
         self._slots = asyncio.Semaphore(config.concurrency)
         self._bucket = TokenBucket(config.rate_limit) if config.rate_limit else None
         self._suffix = ".xml" if config.response_format == "xml" else ""
         accept = "application/xml" if self._suffix else "application/json"
-        self._http = httpx.AsyncClient(
-            transport=transport or _network_transport(config.concurrency),
-            timeout=httpx.Timeout(config.timeout),
-            follow_redirects=False,
-            headers={
-                "User-Agent": f"site-reconciler/{__version__}",
-                "Accept": accept,
-                "Accept-Encoding": ACCEPT_ENCODING,
-            },
-        )
+        # The transport is called directly, without an httpx.AsyncClient around it: its URL
+        # merging, auth and redirect steps and cookie jar cost about 0.13 ms of CPU a call
+        # and do nothing here (absolute signed URLs, no redirects followed, no cookies).
+        self._transport = transport or _network_transport(config)
+        self._headers = {
+            "Accept": accept,
+            "Accept-Encoding": ACCEPT_ENCODING,
+            "Connection": "keep-alive",
+            "User-Agent": f"site-reconciler/{__version__}",
+        }
+        self._post_headers = {**self._headers, **_FORM}
+        self._extensions = {"timeout": httpx.Timeout(config.timeout).as_dict()}
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._transport.aclose()
 
     async def call(self, method: ApiMethod[T], params: Mapping[str, str]) -> T:
         """``method`` called with ``params``: its record, or the one error it ended in."""
@@ -119,7 +126,7 @@ class Caller:
                 outcome = await self._attempt(method, params, deadline)
             duration_ms = _ms_since(started)
             delay = self._retry.delay(method, outcome, attempt, deadline - loop.time())
-            _log_attempt(method, attempt, outcome, duration_ms, delay)
+            _log_attempt(self._log, method, attempt, outcome, duration_ms, delay)
             if outcome.error is None:
                 return cast(T, outcome.value)
             if delay is None:
@@ -134,20 +141,24 @@ class Caller:
         if asyncio.get_running_loop().time() >= deadline:  # spent waiting for a slot
             return self._boundary.exception(method, TimeoutError(), sent=False)
         request = self._signed_request(method, params)
-        tracer = _SendTracer()
-        request.extensions["trace"] = tracer
+        # Only a write's fate hangs on whether it may have left (a read is retried either
+        # way), so only writes pay for httpcore's trace events, ten awaits a request.
+        tracer = _SendTracer() if method.is_write else None
+        if tracer is not None:
+            request.extensions["trace"] = tracer
         self._count(method)
         try:
             async with asyncio.timeout_at(deadline):
                 answer = await self._receive(request)
         except (httpx.HTTPError, TimeoutError) as exc:
-            return self._boundary.exception(method, exc, sent=tracer.may_have_sent)
+            sent = tracer is None or tracer.may_have_sent
+            return self._boundary.exception(method, exc, sent=sent)
         return self._boundary.answer(method, params, answer)
 
     async def _receive(self, request: httpx.Request) -> Answer:
         """Send, and read the answer as it streams in, up to ``max_answer_bytes`` decoded
         (``body.read_body``: httpx's own decompression is bypassed, it is not bounded)."""
-        response = await self._http.send(request, stream=True)
+        response = await self._transport.handle_async_request(request)
         try:
             if response.is_redirect:
                 location = response.headers.get("Location", "")
@@ -164,12 +175,20 @@ class Caller:
         path = method.name + self._suffix
         key, secret = cfg.api_key, cfg.api_secret.reveal()
         where = method_url(cfg.site_url, path)
-        log.debug("api_request", method=method.name, url=where, api_key=cfg.masked_key)
+        self._log.debug("api_request", method=method.name, url=where, api_key=cfg.masked_key)
         if method.verb == "GET":
             url = sign_get_url(cfg.site_url, path, params, key, secret, timestamp)
-            return self._http.build_request("GET", url)
+            return self._request("GET", url, self._headers)
         url, body = sign_post(cfg.site_url, path, params, key, secret, timestamp)
-        return self._http.build_request("POST", url, content=body.encode("ascii"), headers=_FORM)
+        return self._request("POST", url, self._post_headers, body.encode("ascii"))
+
+    def _request(
+        self, verb: str, url: str, headers: dict[str, str], content: bytes | None = None
+    ) -> httpx.Request:
+        # A fresh extensions dict per request: the trace hook is added to it.
+        return httpx.Request(
+            verb, url, headers=headers, content=content, extensions={**self._extensions}
+        )
 
     def _count(self, method: ApiMethod[Any]) -> None:
         self.stats.calls[method.name] = self.stats.calls.get(method.name, 0) + 1
@@ -196,7 +215,12 @@ class _SendTracer:
 
 
 def _log_attempt(
-    method: ApiMethod[Any], attempt: int, outcome: Outcome, duration_ms: float, delay: float | None
+    logger: FilteringBoundLogger,
+    method: ApiMethod[Any],
+    attempt: int,
+    outcome: Outcome,
+    duration_ms: float,
+    delay: float | None,
 ) -> None:
     """One event per request, at info: per-call events reach the terminal only with ``-v``
     (an expected failure is reported once, as the command's error message)."""
@@ -211,7 +235,7 @@ def _log_attempt(
         fields["error"] = outcome.error.message
     if delay is not None:
         fields["retry_in_s"] = round(delay, 3)
-    log.info("api_call", **fields)
+    logger.info("api_call", **fields)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -227,7 +251,15 @@ def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _network_transport(concurrency: int) -> httpx.AsyncHTTPTransport:
-    """TLS verified, a connection for every slot, no hidden retries (the client decides)."""
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    return httpx.AsyncHTTPTransport(verify=True, limits=limits, retries=0)
+def _network_transport(config: ClientConfig) -> httpx.AsyncHTTPTransport:
+    """TLS verified, a connection for every slot, no hidden retries (the client decides).
+
+    A plain-http site (loopback only, ``config.check_site_url``) never makes a TLS connection
+    -- every URL is the site's own and redirects are not followed -- so it gets a verifying
+    context that trusts no authority instead of loading the system's (30 ms).
+    """
+    slots = config.concurrency
+    limits = httpx.Limits(max_connections=slots, max_keepalive_connections=slots)
+    tls = config.site_url.startswith("https:")
+    verify = True if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return httpx.AsyncHTTPTransport(verify=verify, limits=limits, retries=0)

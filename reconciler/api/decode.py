@@ -95,7 +95,13 @@ class Fields:
             raise protocol_error(self.method, f"{where} as {got} where {expected} was expected")
         return result
 
+    # Each reader first takes the spelling nearly every answer uses (an int, a non-empty
+    # text) as it is: a 1,000-workspace read decodes some 25,000 fields.
+
     def integer(self, key: str) -> int:
+        value = self._data.get(key)
+        if type(value) is int:
+            return value
         return self._read(key, to_int, "an integer")
 
     def id_list(self, key: str) -> tuple[int, ...]:
@@ -103,6 +109,9 @@ class Fields:
 
     def text(self, key: str, *fallbacks: str) -> str:
         """A required text; the first of ``key`` and ``fallbacks`` that is present."""
+        value = self._data.get(key)
+        if type(value) is str and value:
+            return value
         for name in (key, *fallbacks):
             if self._data.get(name) not in (None, ""):
                 return self._read(name, _to_text, "a text")
@@ -110,11 +119,17 @@ class Fields:
 
     def optional_text(self, key: str) -> str | None:
         """A text; ``None`` when missing, null or empty."""
-        return None if self._data.get(key) in (None, "") else self._read(key, _to_text, "a text")
+        value = self._data.get(key)
+        if type(value) is str:
+            return value or None
+        return None if value is None else self._read(key, _to_text, "a text")
 
     def flag(self, key: str) -> bool | None:
         """A 0/1 flag; ``None`` when missing or null (admins get null permission flags)."""
-        return None if self._data.get(key) in (None, "") else self._read(key, to_flag, "0 or 1")
+        value = self._data.get(key)
+        if type(value) is int and 0 <= value <= 1:
+            return value == 1
+        return None if value in (None, "") else self._read(key, to_flag, "0 or 1")
 
     def entries(self, key: str, wrapper: str, read: Callable[[Fields], T]) -> tuple[T, ...]:
         """A list of sub-objects; missing, null or empty means none."""

@@ -7,6 +7,7 @@ user never sees a traceback for a problem they can fix.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -55,9 +56,17 @@ def _register_commands() -> None:
     from reconciler.cli import commands  # noqa: F401
 
 
+GC_FIRST_GENERATION = 50_000
+"""Objects allocated before the young generation is collected (Python's default: 700). A large
+plan makes millions of short-lived objects and few cycles: with the default the collector ran
+~500 times a plan (~0.25 s). Collections still happen, so a long ``sandbox serve`` is safe."""
+
+
 def main() -> None:
     """Entry point of the console script."""
     _register_commands()
+    gc.freeze()  # what start-up built lives until exit: never scan it again
+    gc.set_threshold(GC_FIRST_GENERATION, 20, 20)
     try:
         result = cli.main(standalone_mode=False)
     except click.exceptions.Abort:

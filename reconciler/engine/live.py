@@ -3,8 +3,9 @@
 Read calls: one ``workspace_list``, one ``users_location_access`` at ``/`` (groups, and the
 number of users, which lets ``user_list`` fetch its pages at once), the ``user_list`` pages,
 and one ``workspace_info`` per workspace whose details matter (declared and on the site).
-All of them go through the client's shared concurrency limit, so the wall time approaches
-``calls x latency / concurrency``.
+Each call goes out as soon as what it needs has arrived -- the details after the workspace
+list, the pages after the user count -- through the client's shared concurrency limit, so the
+wall time approaches ``calls x latency / concurrency``.
 
 Where a site refuses ``workspace_info``, membership falls back to ``user_info`` of the users
 the manifest and the records name, and the result says overrides could not be observed.
@@ -72,19 +73,11 @@ class LiveReader:
         user the API key belongs to (the guard that never deletes the caller needs it).
         """
         self.progress.expect(2 + who_am_i)
-        entries, (locations, notes), caller = await asyncio.gather(
-            self._counted(self.client.workspace_list()),
-            self._read_locations(),
-            self._read_caller() if who_am_i else _nothing(),
-        )
         wanted = None if detail_names is None else set(detail_names)
-        details_for = [e for e in entries if wanted is None or e.name in wanted]
-        user_count = sum(1 for loc in locations if not loc.is_group) if locations else None
-        pages = (user_count // USER_LIST_PAGE_SIZE + 1) if user_count is not None else 1
-        self.progress.expect(pages + len(details_for))
-        summaries, details = await asyncio.gather(
-            self._counted(self.client.user_list(expected_total=user_count), pages),
-            self._read_details(details_for),
+        (entries, details), (locations, notes, summaries), caller = await asyncio.gather(
+            self._read_workspaces(wanted),
+            self._read_users_and_groups(),
+            self._read_caller() if who_am_i else _nothing(),
         )
         users = tuple(_live_user(s) for s in summaries)
         if details is None:
@@ -173,6 +166,29 @@ class LiveReader:
             return (await self._counted(self.client.user_permissions_location("/"))).user_id
         except REFUSALS:
             return None
+
+    async def _read_workspaces(
+        self, wanted: set[str] | None
+    ) -> tuple[list[WorkspaceEntry], dict[int, WorkspaceInfo] | None]:
+        """``workspace_list``, then the details of the wanted workspaces: they need its IDs
+        and nothing else, so they go out while ``users_location_access`` -- the slowest
+        answer of a large site -- is still on its way."""
+        entries = await self._counted(self.client.workspace_list())
+        details_for = [e for e in entries if wanted is None or e.name in wanted]
+        self.progress.expect(len(details_for))
+        return entries, await self._read_details(details_for)
+
+    async def _read_users_and_groups(
+        self,
+    ) -> tuple[list[LocationEntry], list[str], list[UserSummary]]:
+        """``users_location_access`` at ``/`` (groups, and the number of users, which lets
+        the ``user_list`` pages load at once), then the pages."""
+        locations, notes = await self._read_locations()
+        user_count = sum(1 for loc in locations if not loc.is_group) if locations else None
+        pages = (user_count // USER_LIST_PAGE_SIZE + 1) if user_count is not None else 1
+        self.progress.expect(pages)
+        summaries = await self._counted(self.client.user_list(expected_total=user_count), pages)
+        return locations, notes, summaries
 
     async def _read_locations(self) -> tuple[list[LocationEntry], list[str]]:
         try:

@@ -174,7 +174,7 @@ class PlanContext:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Plan:
     """A plan. Build it with ``planner.build_plan``; read a saved one with ``from_data``."""
 
@@ -189,6 +189,11 @@ class Plan:
     notices: tuple[str, ...] = ()  # paragraphs shown first: what the plan could not judge
     guards: tuple[str, ...] = ()  # why apply would refuse it (empty: it would not)
     expects: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """Short: the generated one would render every action (megabytes on a large site),
+        and asyncio asks for it when it hands the result back."""
+        return f"<Plan for {self.site}: {len(self.actions)} actions, {len(self.changes)} changes>"
 
     @property
     def site(self) -> str:

@@ -5,6 +5,9 @@ titles and descriptions). jsonschema's own messages are written for schema autho
 not of type 'boolean'"); users get a sentence about their value and what to write instead,
 at the line of the offending key. Each error also taints its path in the document so that
 the API rules skip values whose shape is already known to be wrong.
+
+A document is first put to the schema compiled into plain closures (``compiled``), which
+only says valid or not; jsonschema, imported then, looks for the errors of an invalid one.
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ import functools
 import json
 from collections.abc import Callable, Iterator
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from reconciler.findings import Finding
+from reconciler.manifest.compiled import Check, compile_schema
 from reconciler.manifest.credentials import masked
 from reconciler.manifest.source import Document, child, format_path
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
 
 SCHEMA_FILE = "site.schema.json"
 
@@ -60,7 +65,7 @@ _PATTERN_SENTENCES = {
 Problem = tuple[str, str, str]
 """(path in the document, message, hint) of one schema error."""
 
-Explainer = Callable[[ValidationError], Iterator[Problem]]
+Explainer = Callable[["ValidationError"], Iterator[Problem]]
 
 
 @functools.cache
@@ -72,14 +77,27 @@ def site_schema() -> dict[str, Any]:
 
 
 @functools.cache
-def _validator() -> Draft202012Validator:
-    """A validator of the schema with every ``$ref`` replaced by its target.
+def _inlined_schema() -> dict[str, Any]:
+    """The schema with every ``$ref`` replaced by its target.
 
     The schema has no recursion, and following 17,000 references in a 1,000-workspace
     manifest costs jsonschema more than the checks themselves.
     """
     schema = site_schema()
-    return Draft202012Validator(_inline(schema, schema.get("$defs", {})))
+    inlined: dict[str, Any] = _inline(schema, schema.get("$defs", {}))
+    return inlined
+
+
+@functools.cache
+def _is_valid() -> Check:
+    return compile_schema(_inlined_schema())
+
+
+@functools.cache
+def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # only for a document with errors
+
+    return Draft202012Validator(_inlined_schema())
 
 
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:
@@ -97,6 +115,8 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
 
 def check_schema(document: Document) -> list[Finding]:
     """Every schema error of ``document``, each at its place; taints the broken paths."""
+    if _is_valid()(document.data):
+        return []
     findings: list[Finding] = []
     reported = set(document.refused)  # the loader already reported these
     for error in _validator().iter_errors(document.data):

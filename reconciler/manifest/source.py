@@ -33,6 +33,9 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 
 _TAG = "tag:yaml.org,2002:"
 _MERGE_TAG = _TAG + "merge"
+_INT_TAG = _TAG + "int"
+_NUMBER_TAGS = frozenset({_INT_TAG, _TAG + "float"})
+_COLLECTION_TAGS = frozenset({_TAG + "seq", _TAG + "map"})
 _CONSTRUCTOR = SafeConstructor()  # its scalar converters know YAML's int/float/bool spellings
 _SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
     _TAG + "null": lambda node: None,
@@ -130,7 +133,7 @@ class _Builder:
     def build(self, node: Node, path: str) -> Any:
         if isinstance(node, ScalarNode):
             return self.scalar(node, path)
-        if node.tag not in (_TAG + "seq", _TAG + "map"):
+        if node.tag not in _COLLECTION_TAGS:
             return self.unsupported_tag(node, path)
         if isinstance(node, SequenceNode):
             return self.sequence(node, path)
@@ -139,10 +142,12 @@ class _Builder:
 
     def sequence(self, node: SequenceNode, path: str) -> list[Any]:
         items = []
+        positions, build = self.positions, self.build
         for index, item in enumerate(node.value):
             item_path = f"{path}[{index}]"
-            self.positions[item_path] = _position(item)
-            items.append(self.build(item, item_path))
+            mark = item.start_mark
+            positions[item_path] = (mark.line + 1, mark.column + 1)
+            items.append(build(item, item_path))
         return items
 
     def mapping(self, node: MappingNode, path: str) -> dict[str, Any]:
@@ -218,7 +223,7 @@ class _Builder:
         convert = _SCALARS.get(node.tag)
         if convert is None:
             return self.unsupported_tag(node, path)
-        if node.tag.endswith(("int", "float")) and len(node.value) > _MAX_NUMBER_TEXT:
+        if node.tag in _NUMBER_TAGS and len(node.value) > _MAX_NUMBER_TEXT:
             self.refuse("the number is too long", node, path, "write a number of a few digits")
             return None
         try:
@@ -231,7 +236,7 @@ class _Builder:
                 "remove the explicit tag or fix the value",
             )
             return None
-        if node.tag == _TAG + "int" and node.value != str(value):
+        if node.tag == _INT_TAG and node.value != str(value):
             self.odd_numbers[path] = node.value  # e.g. 01042, which YAML 1.1 reads as octal
         return value
 
