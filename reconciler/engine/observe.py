@@ -85,6 +85,19 @@ class Observation:
     scope: Scope | None = None
     learnt: tuple[str, ...] = ()
     notices: tuple[str, ...] = field(default=())
+    read: ReadTimes = field(default_factory=lambda: ReadTimes(0.0, 0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTimes:
+    """How long the live read took, and the tool's own CPU during it (``plan_timings``)."""
+
+    wall_s: float
+    cpu_s: float
+
+    @classmethod
+    def since(cls, wall: float, cpu: float) -> ReadTimes:
+        return cls(time.perf_counter() - wall, time.process_time() - cpu)
 
 
 async def observe(
@@ -105,16 +118,21 @@ async def _observe_full(desired: DesiredSite, site: Site, records: Records) -> O
         ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
         return ids | {m for ws in records.workspaces.values() for m in ws.members}
 
+    wall, cpu = time.perf_counter(), time.process_time()
     live = await LiveReader(site.client, site.progress).read(
         [ws.name for ws in desired.workspaces],
         fallback,
         who_am_i=bool(desired.users or records.users),
     )
-    return compare_live(desired, live, records)
+    return compare_live(desired, live, records, read=ReadTimes.since(wall, cpu))
 
 
 def compare_live(
-    desired: DesiredSite, live: LiveSite, records: Records, scope: Scope | None = None
+    desired: DesiredSite,
+    live: LiveSite,
+    records: Records,
+    scope: Scope | None = None,
+    read: ReadTimes | None = None,
 ) -> Observation:
     """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
     settled, learnt = settle(records, live)
@@ -136,7 +154,16 @@ def compare_live(
         )
     notices = (scope.describe(),) if scope is not None else ()
     return Observation(
-        compared, live, settled, directory, resolution, comparison, scope, tuple(learnt), notices
+        compared,
+        live,
+        settled,
+        directory,
+        resolution,
+        comparison,
+        scope,
+        tuple(learnt),
+        notices,
+        read or ReadTimes(0.0, 0.0),
     )
 
 
@@ -165,6 +192,7 @@ async def _observe_scoped(
     declared_users = {u.username for u in desired.users}
     deleting_users = any(name not in declared_users for name in scope.users)
     searches = set(scope.new_references) | (scope.users & declared_users)
+    wall, cpu = time.perf_counter(), time.process_time()
     live = await LiveReader(site.client, site.progress).read_scoped(
         scope.workspaces,
         _known_users(records),
@@ -179,7 +207,7 @@ async def _observe_scoped(
         for name, record in records.managed_workspaces().items()
         if on_site.get(record.id) != name
     ]
-    return compare_live(desired, live, records, widen(scope, moved))
+    return compare_live(desired, live, records, widen(scope, moved), ReadTimes.since(wall, cpu))
 
 
 def _with_notices(seen: Observation, *notices: str) -> Observation:
@@ -193,6 +221,7 @@ def _with_notices(seen: Observation, *notices: str) -> Observation:
         seen.scope,
         seen.learnt,
         (*seen.notices, *notices),
+        seen.read,
     )
 
 

@@ -1,0 +1,112 @@
+"""Benchmark: change-scoped plans (``plan --changed``) on the large site, for k changed objects.
+
+Seeds the large site (latency 20 ms, concurrency 8), adopts it and applies once (untimed: the
+records then hold what was last applied), then for k = 3, 30 and 300 changes k workspaces
+and one group in the manifest -- each gains a user the manifest already names elsewhere, so
+no new reference needs looking up -- and times the real ``plan --changed``, repeated. The
+cost must grow with k, not with the site: at most ``2 + k`` read calls, and for k = 3 at most
+1.0 s from process start to exit. A full plan of the same change is timed beside it.
+
+    .venv/bin/python bench/bench_scoped.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.measure import NO_WAIT, MeasurementError, QuietGate, sandbox_site
+from bench.report import ScenarioResult, results_table
+from bench.sites import LATENCY_MS, SIZES, manifest_for, site_seed, write_manifest
+from bench.steps import MANIFEST, adopt, repeat, tool_args
+from reconciler.logs import configure_logging
+
+CHANGED = (3, 30, 300)
+CALLS_ALLOWED = 2  # workspace_list, and users_location_access when a touched group needs it
+WALL_TARGET_S = 1.0  # k = 3, from process start to exit
+
+
+def changed_manifest(base: dict[str, Any], k: int) -> dict[str, Any]:
+    """``base`` with ``k`` workspaces (spread over the site) and one group given one more
+    member each: a user the manifest already names, so every reference is resolved before."""
+    manifest = copy.deepcopy(base)
+    named = sorted({user for ws in manifest["workspaces"] for user in ws["users"]})
+    step = max(1, len(manifest["workspaces"]) // k)
+    for workspace in manifest["workspaces"][::step][:k]:
+        workspace["users"].append(next(u for u in named if u not in workspace["users"]))
+    group = manifest["groups"][0]
+    group["members"].append(next(u for u in named if u not in group["members"]))
+    return manifest
+
+
+def bench_scoped(
+    repeats: int, keep: bool = False, gate: QuietGate = NO_WAIT
+) -> list[ScenarioResult]:
+    size = SIZES["large"]
+    seed = site_seed(size)
+    base = manifest_for(seed)
+    results = []
+    with sandbox_site(seed, "scoped-large", LATENCY_MS, keep, gate) as site:
+        write_manifest(site.workdir / MANIFEST, base)
+        adopt(site)
+        for k in CHANGED:
+            write_manifest(site.workdir / MANIFEST, changed_manifest(base, k))
+            runs = repeat(site, tool_args("plan", "--changed", "--detailed-exitcode"), repeats, 2)
+            if "Scoped to what changed" not in runs[0].stdout:
+                raise MeasurementError(f"the plan was not scoped:\n{runs[0].stdout[:2000]}")
+            if f"{k + 1} to change" not in runs[0].stdout:
+                raise MeasurementError(f"not the expected plan:\n{runs[0].stdout[-2000:]}")
+            results.append(ScenarioResult.of(size, f"(e) plan --changed, k={k}", runs))
+        full = repeat(site, tool_args("plan", "--detailed-exitcode"), repeats, 2)
+        results.append(ScenarioResult.of(size, f"(e) full plan, k={CHANGED[-1]}", full))
+    return results
+
+
+def scoped_targets(results: list[ScenarioResult]) -> list[tuple[str, str, str, bool]]:
+    """(what, limit, measured, met) for each k: calls within 2 + k, and the wall for k = 3."""
+    rows = []
+    for result in results:
+        if "--changed" not in result.scenario:
+            continue
+        k = int(result.scenario.rsplit("=", 1)[1])
+        limit = CALLS_ALLOWED + k
+        by_method = ", ".join(f"{m} {n}" for m, n in sorted(result.run.calls.items()))
+        rows.append(
+            (
+                f"scoped plan, k={k}: read calls",
+                f"≤ 2 + {k} = {limit}",
+                f"{result.run.reads} ({by_method})",
+                result.run.reads <= limit,
+            )
+        )
+        if k == CHANGED[0]:
+            rows.append(
+                (
+                    f"scoped plan, k={k}: wall from process start",
+                    f"≤ {WALL_TARGET_S:.1f} s",
+                    f"{result.run.wall_s:.2f} s",
+                    result.run.wall_s <= WALL_TARGET_S,
+                )
+            )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each scenario (median)")
+    parser.add_argument("--keep", action="store_true", help="keep manifests/state in bench/out/")
+    args = parser.parse_args()
+    configure_logging("console", verbosity=0)
+    results = bench_scoped(args.repeats, args.keep)
+    print(results_table(results))
+    for what, limit, measured, met in scoped_targets(results):
+        print(f"{what}: {measured} (limit {limit}): {'met' if met else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
