@@ -13,7 +13,7 @@ from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, locking_site_options
 from reconciler.cli.progress import TerminalProgress
-from reconciler.cli.target import locate, open_site
+from reconciler.cli.target import locate, locate_manifest, open_site
 from reconciler.engine import workflow
 from reconciler.engine.export import Export
 from reconciler.errors import EXIT_OK, ReconcilerError
@@ -77,12 +77,7 @@ def _write(export: Export, out: str | None) -> list[str]:
 
 async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
     manifest = load_desired(paths)
-    target = locate(
-        opts,
-        paths,
-        manifest_site_url=manifest.desired.site_url,
-        manifest_state=manifest.desired.state,
-    )
+    target = locate_manifest(opts, paths, manifest.desired)
     with TerminalProgress(verbose=opts.verbose) as progress:
         command = "adopt " + " ".join(paths)
         async with open_site(opts, target, progress, command=command) as site:

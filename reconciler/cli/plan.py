@@ -21,7 +21,7 @@ from reconciler.cli.options import (
     site_options,
 )
 from reconciler.cli.progress import TerminalProgress
-from reconciler.cli.target import locate, open_site
+from reconciler.cli.target import locate_manifest, open_site
 from reconciler.engine import workflow
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
@@ -41,12 +41,7 @@ async def _plan(
     paths: tuple[str, ...], opts: SiteOptions, options: PlanOptions, out: Path | None
 ) -> Plan:
     manifest = load_desired(paths)
-    target = locate(
-        opts,
-        paths,
-        manifest_site_url=manifest.desired.site_url,
-        manifest_state=manifest.desired.state,
-    )
+    target = locate_manifest(opts, paths, manifest.desired)
     with TerminalProgress(verbose=opts.verbose) as progress:
         async with open_site(opts, target, progress, command="plan " + " ".join(paths)) as site:
             plan = await workflow.make_plan(manifest, site, options)
@@ -147,12 +142,7 @@ def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str, show_unmanag
 
     async def run() -> dict[str, object]:
         manifest = load_desired(paths)
-        target = locate(
-            site_opts,
-            paths,
-            manifest_site_url=manifest.desired.site_url,
-            manifest_state=manifest.desired.state,
-        )
+        target = locate_manifest(site_opts, paths, manifest.desired)
         with TerminalProgress(verbose=site_opts.verbose) as progress:
             async with open_site(site_opts, target, progress, command="drift") as site:
                 return await workflow.drift(manifest, site)

@@ -19,7 +19,7 @@ from reconciler.cli.options import (
     locking_records_options,
     records_options,
 )
-from reconciler.cli.target import Target, locate, records_at
+from reconciler.cli.target import Target, locate, locate_manifest, records_at
 from reconciler.engine import ledger, workflow
 from reconciler.engine.records import Records
 from reconciler.errors import EXIT_ERROR, EXIT_OK
@@ -62,8 +62,7 @@ def _target(opts: SiteOptions, paths: tuple[str, ...]) -> Target:
     """The site and records a state command means: as plan would, for the same manifest."""
     if not paths:
         return locate(opts)
-    desired = load_desired(paths).desired
-    return locate(opts, paths, manifest_site_url=desired.site_url, manifest_state=desired.state)
+    return locate_manifest(opts, paths, load_desired(paths).desired)
 
 
 @cli.group(

@@ -32,6 +32,7 @@ from reconciler.engine.plan_file import PlanFile, read_plan_file
 from reconciler.engine.workflow import Site
 from reconciler.errors import ConfigError, ReconcilerError
 from reconciler.logs import configure_logging
+from reconciler.model import DesiredSite
 from reconciler.state.backend import Holder, SiteRecords, StateLocation
 from reconciler.state.files import private_directory
 from reconciler.state.locate import open_records, parse_location
@@ -96,6 +97,11 @@ def locate(
     declared = plan.site if plan else manifest_site_url
     given = opts.site or os.environ.get("SITE_URL") or declared
     return Target(check_site_url(given) if given else None, state, home, declared)
+
+
+def locate_manifest(opts: SiteOptions, paths: tuple[str, ...], desired: DesiredSite) -> Target:
+    """The site and records for a manifest: what it declares, unless options say otherwise."""
+    return locate(opts, paths, manifest_site_url=desired.site_url, manifest_state=desired.state)
 
 
 def records_at(opts: SiteOptions, target: Target) -> SiteRecords:
