@@ -8,6 +8,7 @@ user never sees a traceback for a problem they can fix.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -32,7 +33,35 @@ def epilog(codes: Sequence[tuple[int, str]], examples: Sequence[str]) -> str:
     return f"\b\nExit codes:\n{code_lines}\n\n\b\nExamples:\n{example_lines}\n"
 
 
+COMMAND_MODULES = {
+    "validate": "reconciler.cli.validate",
+    "schema": "reconciler.cli.validate",
+    "plan": "reconciler.cli.plan",
+    "drift": "reconciler.cli.plan",
+    "apply": "reconciler.cli.apply",
+    "export": "reconciler.cli.onboard",
+    "adopt": "reconciler.cli.onboard",
+    "state": "reconciler.cli.state",
+    "sandbox": "reconciler.cli.sandbox",
+}
+"""Where each sub-command is defined. A command imports only its own module: ``plan`` does not
+pay for the sandbox server, the PostgreSQL driver or export (start-up is part of every run)."""
+
+
+class LazyCommands(click.Group):
+    """A group whose sub-commands are imported when asked for (each module registers itself)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            importlib.import_module(COMMAND_MODULES[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+
 @click.group(
+    cls=LazyCommands,
     help="""Manage the workspaces and user groups of a file-sharing site as code.
 
 \b
@@ -51,11 +80,6 @@ def cli() -> None:
     pass
 
 
-def _register_commands() -> None:
-    # Imported here so that each module can import ``cli`` without a cycle.
-    from reconciler.cli import commands  # noqa: F401
-
-
 GC_FIRST_GENERATION = 50_000
 """Objects allocated before the young generation is collected (Python's default: 700). A large
 plan makes millions of short-lived objects and few cycles: with the default the collector ran
@@ -64,7 +88,6 @@ plan makes millions of short-lived objects and few cycles: with the default the 
 
 def main() -> None:
     """Entry point of the console script."""
-    _register_commands()
     gc.freeze()  # what start-up built lives until exit: never scan it again
     gc.set_threshold(GC_FIRST_GENERATION, 20, 20)
     try:

@@ -1,3 +1,6 @@
-"""Import every sub-command module so that each registers itself on ``cli``."""
+"""Import every sub-command module, for tools that walk the whole command tree (the tests).
+
+The console script does not need this: ``LazyCommands`` imports a command's module on use.
+"""
 
 from reconciler.cli import apply, onboard, plan, sandbox, state, validate  # noqa: F401
