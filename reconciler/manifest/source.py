@@ -21,10 +21,19 @@ from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import ScalarNode
 
 from reconciler.findings import Finding
-from reconciler.manifest.compose import OFFSETS_IN_BYTES, ComposeError, compose
+from reconciler.manifest.compose import (
+    OFFSETS_IN_BYTES,
+    STR_TAG,
+    Collection,
+    ComposeError,
+    Mark,
+    Node,
+    Scalar,
+    compose,
+)
 from reconciler.manifest.credentials import is_password_key
 from reconciler.model import Source
 
@@ -37,14 +46,21 @@ _INT_TAG = _TAG + "int"
 _NUMBER_TAGS = frozenset({_INT_TAG, _TAG + "float"})
 _COLLECTION_TAGS = frozenset({_TAG + "seq", _TAG + "map"})
 _CONSTRUCTOR = SafeConstructor()  # its scalar converters know YAML's int/float/bool spellings
-_SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
-    _TAG + "null": lambda node: None,
-    _TAG + "bool": _CONSTRUCTOR.construct_yaml_bool,
-    _TAG + "int": _CONSTRUCTOR.construct_yaml_int,
-    _TAG + "float": _CONSTRUCTOR.construct_yaml_float,
-    _TAG + "str": lambda node: node.value,
-    _TAG + "timestamp": lambda node: node.value,  # a date-like name stays the text written
-    _TAG + "value": lambda node: node.value,  # a lone "=" is text, not YAML 1.1's value key
+
+
+def _converter(construct: Callable[[ScalarNode], Any]) -> Callable[[str], Any]:
+    """One of PyYAML's converters, which read the text of a PyYAML node, for a text."""
+    return lambda text: construct(ScalarNode("", text))
+
+
+_SCALARS: dict[str, Callable[[str], Any]] = {
+    _TAG + "null": lambda text: None,
+    _TAG + "bool": _converter(_CONSTRUCTOR.construct_yaml_bool),
+    _TAG + "int": _converter(_CONSTRUCTOR.construct_yaml_int),
+    _TAG + "float": _converter(_CONSTRUCTOR.construct_yaml_float),
+    STR_TAG: lambda text: text,
+    _TAG + "timestamp": lambda text: text,  # a date-like name stays the text written
+    _TAG + "value": lambda text: text,  # a lone "=" is text, not YAML 1.1's value key
 }
 _MAX_NUMBER_TEXT = 64  # longer digit strings are refused before Python converts them
 
@@ -76,18 +92,22 @@ class Document:
 
     file: str  # as the user named it, so messages match what they typed
     data: dict[str, Any]
-    positions: dict[str, tuple[int, int]]  # path -> 1-based (line, column)
+    positions: dict[str, Mark]  # path -> where it was written (a mark: 0-based)
     odd_numbers: dict[str, str] = field(default_factory=dict)  # path -> text, e.g. "01042"
     refused: set[str] = field(default_factory=set)  # values the loader replaced by null
     tainted: set[str] = field(default_factory=set)  # paths at or above a schema error
 
     def source(self, path: str) -> Source:
         """Where ``path`` was written; a missing key points at its nearest written parent."""
+        positions = self.positions
+        mark = positions.get(path)
         probe = path
-        while probe and probe not in self.positions:
+        while mark is None and probe:
             probe = parent(probe)
-        line, column = self.positions.get(probe, (1, 1))
-        return Source(self.file, line, column, path)
+            mark = positions.get(probe)
+        if mark is None:
+            return Source(self.file, 1, 1, path)
+        return Source(self.file, mark.line + 1, mark.column + 1, path)
 
     def taint(self, path: str) -> None:
         """Mark ``path`` and its parents as holding a schema error."""
@@ -103,11 +123,15 @@ class Document:
 
 
 def _position(node: Node) -> tuple[int, int]:
-    return _line_column_of(node.start_mark)
+    return _line_column_of(node.mark)
 
 
-def _line_column_of(mark: yaml.Mark) -> tuple[int, int]:
+def _line_column_of(mark: Mark) -> tuple[int, int]:
     return mark.line + 1, mark.column + 1
+
+
+_TOP = yaml.Mark("", 0, 0, 0, None, 0)
+"""Where the document starts: line 1, column 1."""
 
 
 class _Builder:
@@ -115,7 +139,7 @@ class _Builder:
 
     def __init__(self, file: str) -> None:
         self.file = file
-        self.positions: dict[str, tuple[int, int]] = {"": (1, 1)}
+        self.positions: dict[str, Mark] = {"": _TOP}
         self.odd_numbers: dict[str, str] = {}
         self.refused: set[str] = set()
         self.findings: list[Finding] = []
@@ -131,32 +155,30 @@ class _Builder:
         self.refused.add(path)
 
     def build(self, node: Node, path: str) -> Any:
-        if isinstance(node, ScalarNode):
+        if isinstance(node, Scalar):
             return self.scalar(node, path)
         if node.tag not in _COLLECTION_TAGS:
             return self.unsupported_tag(node, path)
-        if isinstance(node, SequenceNode):
-            return self.sequence(node, path)
-        assert isinstance(node, MappingNode)  # compose makes no other kind
-        return self.mapping(node, path)
+        if node.mapping:
+            return self.mapping(node, path)
+        return self.sequence(node, path)
 
-    def sequence(self, node: SequenceNode, path: str) -> list[Any]:
+    def sequence(self, node: Collection, path: str) -> list[Any]:
         items = []
         positions, build = self.positions, self.build
-        for index, item in enumerate(node.value):
+        for index, item in enumerate(node.items):
             item_path = f"{path}[{index}]"
-            mark = item.start_mark
-            positions[item_path] = (mark.line + 1, mark.column + 1)
+            positions[item_path] = item.mark
             items.append(build(item, item_path))
         return items
 
-    def mapping(self, node: MappingNode, path: str) -> dict[str, Any]:
+    def mapping(self, node: Collection, path: str) -> dict[str, Any]:
         """A mapping; ``<<: *alias`` merges are applied below keys written here."""
         result: dict[str, Any] = {}
         for merged in reversed(self.merge_sources(node, path)):  # the first merge wins
             result.update(self.mapping(merged, path))
         first_seen: dict[str, Node] = {}
-        for key_node, value_node in node.value:
+        for key_node, value_node in node.pairs():
             if key_node.tag == _MERGE_TAG:
                 continue
             key = self.key(key_node, path)
@@ -172,7 +194,7 @@ class _Builder:
                     "keep one of them: YAML would silently use the last",
                 )
             first_seen[key] = key_node
-            self.positions[key_path] = _position(key_node)
+            self.positions[key_path] = key_node.mark
             if is_password_key(key):
                 self.refuse_password(key, key_node, key_path)
                 result[key] = None  # the password itself is never kept
@@ -190,14 +212,18 @@ class _Builder:
             "a service file",
         )
 
-    def merge_sources(self, node: MappingNode, path: str) -> list[MappingNode]:
-        sources: list[MappingNode] = []
-        for key_node, value_node in node.value:
+    def merge_sources(self, node: Collection, path: str) -> list[Collection]:
+        sources: list[Collection] = []
+        for key_node, value_node in node.pairs():
             if key_node.tag != _MERGE_TAG:
                 continue
-            values = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            values = (
+                value_node.items
+                if isinstance(value_node, Collection) and not value_node.mapping
+                else [value_node]
+            )
             for value in values:
-                if isinstance(value, MappingNode):
+                if isinstance(value, Collection) and value.mapping:
                     sources.append(value)
                 else:
                     self.error(
@@ -209,8 +235,8 @@ class _Builder:
         return sources
 
     def key(self, node: Node, path: str) -> str | None:
-        if isinstance(node, ScalarNode):
-            return str(node.value)  # `1:` or `yes:` stay the text written
+        if isinstance(node, Scalar):
+            return node.value  # `1:` or `yes:` stay the text written
         self.error(
             "a mapping key is a list or a mapping",
             node,
@@ -219,7 +245,9 @@ class _Builder:
         )
         return None
 
-    def scalar(self, node: ScalarNode, path: str) -> Any:
+    def scalar(self, node: Scalar, path: str) -> Any:
+        if node.tag == STR_TAG:  # most values: nothing to convert
+            return node.value
         convert = _SCALARS.get(node.tag)
         if convert is None:
             return self.unsupported_tag(node, path)
@@ -227,7 +255,7 @@ class _Builder:
             self.refuse("the number is too long", node, path, "write a number of a few digits")
             return None
         try:
-            value = convert(node)
+            value = convert(node.value)
         except (ValueError, KeyError, yaml.YAMLError):
             self.refuse(
                 f"{node.value!r} cannot be read as {_short_tag(node.tag)}",
@@ -329,10 +357,10 @@ def _parse(text: str, file: str) -> tuple[Node | None, list[Finding]]:
         return None, [Finding.error(exc.message, Source(file, line, column), exc.hint)]
     except yaml.YAMLError as exc:
         return None, [_yaml_error(exc, text, file)]
-    if root is None or (isinstance(root, ScalarNode) and root.tag == _TAG + "null"):
+    if root is None or (isinstance(root, Scalar) and root.tag == _TAG + "null"):
         return _fail(file, "the file is empty", "start it with `version: 1`", 1, 1)
-    if not isinstance(root, MappingNode):
-        kind = "a list" if isinstance(root, SequenceNode) else "a single value"
+    if not (isinstance(root, Collection) and root.mapping):
+        kind = "a list" if isinstance(root, Collection) else "a single value"
         return _fail(
             file,
             f"the top level is {kind}, not a mapping",
