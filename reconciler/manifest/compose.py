@@ -15,14 +15,13 @@ Only the standard safe resolver tags scalars; nothing is ever constructed from a
 
 The nodes are this module's own rather than PyYAML's: a 1,000-workspace manifest has some
 20,000 scalars, and a node that holds only what ``source`` reads (the resolved tag, the
-value or the children, the parser's mark of where it starts) halves the cost of composing.
-Positions stay marks until a finding or a ``Source`` asks for a line and column.
+value or the children, the line and column where it starts) halves the cost of composing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import yaml
 from yaml.events import (
@@ -65,14 +64,15 @@ _ANY_START_RESOLVES = None in Loader.yaml_implicit_resolvers
 """A pattern filed under None applies whatever the first character (the safe resolver has none)."""
 
 
-class Mark(Protocol):
-    """Where a node starts, 0-based: libyaml's marks and PyYAML's both have these."""
+Position = tuple[int, int]
+"""Where a node starts: 1-based line and column. Kept rather than the parser's mark, which
+the garbage collector would go on scanning, as it would every node holding one: a tuple of
+two numbers (and a scalar holding only text and one) leaves its watch at its first pass."""
 
-    @property
-    def line(self) -> int: ...
 
-    @property
-    def column(self) -> int: ...
+def position_of(mark: Any) -> Position:
+    """The position of a mark (libyaml's marks duck-type PyYAML's; both count from 0)."""
+    return mark.line + 1, mark.column + 1
 
 
 class Scalar(NamedTuple):
@@ -80,7 +80,7 @@ class Scalar(NamedTuple):
 
     tag: str
     value: str
-    mark: Mark
+    position: Position
 
 
 class Collection:
@@ -90,12 +90,12 @@ class Collection:
     while it is open; an alias of it adds them to the document.
     """
 
-    __slots__ = ("anchor", "height", "items", "mapping", "mark", "size", "tag")
+    __slots__ = ("anchor", "height", "items", "mapping", "position", "size", "tag")
 
-    def __init__(self, mapping: bool, tag: str, mark: Mark, anchor: str | None) -> None:
+    def __init__(self, mapping: bool, tag: str, position: Position, anchor: str | None) -> None:
         self.mapping = mapping
         self.tag = tag
-        self.mark = mark
+        self.position = position
         self.anchor = anchor
         self.items: list[Node] = []
         self.size = 1
@@ -113,10 +113,10 @@ Node = Scalar | Collection
 class ComposeError(Exception):
     """Well-formed YAML that a manifest refuses: too deep, too many aliases, two documents."""
 
-    def __init__(self, message: str, mark: Mark | None, hint: str) -> None:
+    def __init__(self, message: str, mark: Any, hint: str) -> None:
         super().__init__(message)
         self.message = message
-        self.mark = mark
+        self.mark: Any = mark  # libyaml's marks duck-type PyYAML's
         self.hint = hint
 
 
@@ -164,7 +164,11 @@ class _Composer:
             node: Node
             kind = type(event)
             if kind is ScalarEvent:  # most events: tested first, and exactly
-                node = Scalar(self._tag(event), event.value, event.start_mark)
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = self._resolve(event)
+                mark = event.start_mark
+                node = Scalar(tag, event.value, (mark.line + 1, mark.column + 1))
                 if event.anchor is not None:
                     self.anchors[event.anchor] = node
                 size, height = 1, 0
@@ -198,13 +202,10 @@ class _Composer:
         tag = event.tag
         if tag in (None, "!"):
             tag = _MAP_TAG if mapping else _SEQ_TAG
-        return Collection(mapping, tag, event.start_mark, event.anchor)
+        return Collection(mapping, tag, position_of(event.start_mark), event.anchor)
 
-    def _tag(self, event: Any) -> str:
-        """The tag of a scalar: as written, else resolved from a plain scalar's text."""
-        tag: str | None = event.tag
-        if tag is not None and tag != "!":
-            return tag
+    def _resolve(self, event: Any) -> str:
+        """The tag of a scalar written without one (or with the non-specific ``!``)."""
         if not event.implicit[0]:  # quoted, or tagged `!`: a string
             return STR_TAG
         value: str = event.value

@@ -29,10 +29,11 @@ from reconciler.manifest.compose import (
     STR_TAG,
     Collection,
     ComposeError,
-    Mark,
     Node,
+    Position,
     Scalar,
     compose,
+    position_of,
 )
 from reconciler.manifest.credentials import is_password_key
 from reconciler.model import Source
@@ -92,7 +93,7 @@ class Document:
 
     file: str  # as the user named it, so messages match what they typed
     data: dict[str, Any]
-    positions: dict[str, Mark]  # path -> where it was written (a mark: 0-based)
+    positions: dict[str, Position]  # path -> 1-based (line, column)
     odd_numbers: dict[str, str] = field(default_factory=dict)  # path -> text, e.g. "01042"
     refused: set[str] = field(default_factory=set)  # values the loader replaced by null
     tainted: set[str] = field(default_factory=set)  # paths at or above a schema error
@@ -100,14 +101,13 @@ class Document:
     def source(self, path: str) -> Source:
         """Where ``path`` was written; a missing key points at its nearest written parent."""
         positions = self.positions
-        mark = positions.get(path)
+        position = positions.get(path)
         probe = path
-        while mark is None and probe:
+        while position is None and probe:
             probe = parent(probe)
-            mark = positions.get(probe)
-        if mark is None:
-            return Source(self.file, 1, 1, path)
-        return Source(self.file, mark.line + 1, mark.column + 1, path)
+            position = positions.get(probe)
+        line, column = position or (1, 1)
+        return Source(self.file, line, column, path)
 
     def taint(self, path: str) -> None:
         """Mark ``path`` and its parents as holding a schema error."""
@@ -122,30 +122,18 @@ class Document:
         return path not in self.tainted
 
 
-def _position(node: Node) -> tuple[int, int]:
-    return _line_column_of(node.mark)
-
-
-def _line_column_of(mark: Mark) -> tuple[int, int]:
-    return mark.line + 1, mark.column + 1
-
-
-_TOP = yaml.Mark("", 0, 0, 0, None, 0)
-"""Where the document starts: line 1, column 1."""
-
-
 class _Builder:
     """Builds plain values from nodes, filling the position index on the way."""
 
     def __init__(self, file: str) -> None:
         self.file = file
-        self.positions: dict[str, Mark] = {"": _TOP}
+        self.positions: dict[str, Position] = {"": (1, 1)}
         self.odd_numbers: dict[str, str] = {}
         self.refused: set[str] = set()
         self.findings: list[Finding] = []
 
     def error(self, message: str, node: Node, path: str, hint: str) -> None:
-        line, column = _position(node)
+        line, column = node.position
         self.findings.append(Finding.error(message, Source(self.file, line, column, path), hint))
 
     def refuse(self, message: str, node: Node, path: str, hint: str) -> None:
@@ -156,6 +144,8 @@ class _Builder:
 
     def build(self, node: Node, path: str) -> Any:
         if isinstance(node, Scalar):
+            if node.tag == STR_TAG:  # most values: nothing to convert
+                return node.value
             return self.scalar(node, path)
         if node.tag not in _COLLECTION_TAGS:
             return self.unsupported_tag(node, path)
@@ -168,7 +158,7 @@ class _Builder:
         positions, build = self.positions, self.build
         for index, item in enumerate(node.items):
             item_path = f"{path}[{index}]"
-            positions[item_path] = item.mark
+            positions[item_path] = item.position
             items.append(build(item, item_path))
         return items
 
@@ -188,13 +178,13 @@ class _Builder:
             if key in first_seen:
                 self.error(
                     f"the key `{key}` is given twice in this mapping "
-                    f"(first on line {_position(first_seen[key])[0]})",
+                    f"(first on line {first_seen[key].position[0]})",
                     key_node,
                     key_path,
                     "keep one of them: YAML would silently use the last",
                 )
             first_seen[key] = key_node
-            self.positions[key_path] = key_node.mark
+            self.positions[key_path] = key_node.position
             if is_password_key(key):
                 self.refuse_password(key, key_node, key_path)
                 result[key] = None  # the password itself is never kept
@@ -246,8 +236,6 @@ class _Builder:
         return None
 
     def scalar(self, node: Scalar, path: str) -> Any:
-        if node.tag == STR_TAG:  # most values: nothing to convert
-            return node.value
         convert = _SCALARS.get(node.tag)
         if convert is None:
             return self.unsupported_tag(node, path)
@@ -338,7 +326,7 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Finding:
         if exc.context_mark is not None and exc.context_mark.line != exc.problem_mark.line:
             detail += f" that starts on line {exc.context_mark.line + 1}"
         message = f"YAML syntax error: {exc.problem}{detail}"
-        return Finding.error(message, Source(file, *_line_column_of(exc.problem_mark)), hint)
+        return Finding.error(message, Source(file, *position_of(exc.problem_mark)), hint)
     if isinstance(exc, yaml.reader.ReaderError):
         # libyaml counts bytes, PyYAML's own reader counts characters
         offset = exc.position if OFFSETS_IN_BYTES else len(text[: exc.position].encode("utf-8"))
@@ -353,7 +341,7 @@ def _parse(text: str, file: str) -> tuple[Node | None, list[Finding]]:
     try:
         root = compose(text)
     except ComposeError as exc:
-        line, column = (None, None) if exc.mark is None else _line_column_of(exc.mark)
+        line, column = (None, None) if exc.mark is None else position_of(exc.mark)
         return None, [Finding.error(exc.message, Source(file, line, column), exc.hint)]
     except yaml.YAMLError as exc:
         return None, [_yaml_error(exc, text, file)]
@@ -365,7 +353,7 @@ def _parse(text: str, file: str) -> tuple[Node | None, list[Finding]]:
             file,
             f"the top level is {kind}, not a mapping",
             "a manifest is a mapping of keys such as `version: 1`, `workspaces:` and `groups:`",
-            *_position(root),
+            *root.position,
         )
     return root, []
 
