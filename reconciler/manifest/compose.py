@@ -52,8 +52,8 @@ OFFSETS_IN_BYTES = Loader is not yaml.SafeLoader
 """libyaml reports a reader error's position in bytes, PyYAML's reader in characters."""
 
 STR_TAG = "tag:yaml.org,2002:str"
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
 
 _RESOLVER_STARTS = frozenset(Loader.yaml_implicit_resolvers) - {None}
 """The resolver files its patterns (int, bool, null, ...) by the first character of the plain
@@ -120,6 +120,61 @@ class ComposeError(Exception):
         self.hint = hint
 
 
+def max_values() -> int:
+    """``MAX_VALUES``, read when a file's reading starts (so a test may lower it)."""
+    return MAX_VALUES
+
+
+def too_many_values(event: Any) -> ComposeError:
+    """The error for the event that takes a file past ``MAX_VALUES``."""
+    return ComposeError(
+        f"the file holds more than {MAX_VALUES:,} values",
+        event.start_mark,
+        "split the manifest into several files in a directory",
+    )
+
+
+def too_deep(event: Any) -> ComposeError:
+    """The error for a collection that opens at ``MAX_DEPTH`` levels."""
+    return ComposeError(
+        f"the document is nested more than {MAX_DEPTH} levels deep",
+        event.start_mark,
+        "a manifest needs only a few levels; check the indentation and brackets",
+    )
+
+
+def end_document(loader: Any) -> None:
+    """Take the end of the document; refuse a second document after it."""
+    loader.get_event()  # DocumentEndEvent
+    if not loader.check_event(StreamEndEvent):
+        raise ComposeError(
+            "the file holds more than one YAML document",
+            loader.peek_event().start_mark,
+            "remove the `---` line: a manifest file is one document (use a directory of "
+            "files to split a manifest)",
+        )
+
+
+class ScalarTags:
+    """Resolves the tag of scalars written without one, as the safe loader would."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.cache: dict[str, str] = {}  # resolver results: manifests repeat names and flags
+
+    def resolve(self, event: Any) -> str:
+        """The tag of a scalar written without one (or with the non-specific ``!``)."""
+        if not event.implicit[0]:  # quoted, or tagged `!`: a string
+            return STR_TAG
+        value: str = event.value
+        if value and value[0] not in _RESOLVER_STARTS and not _ANY_START_RESOLVES:
+            return STR_TAG
+        resolved = self.cache.get(value)
+        if resolved is None:
+            resolved = self.cache[value] = self.loader.resolve(ScalarNode, value, event.implicit)
+        return resolved
+
+
 class _Composer:
     """Turns the events of one document into nodes; aliases share the anchored node."""
 
@@ -128,7 +183,7 @@ class _Composer:
         self.anchors: dict[str, Node] = {}
         self.expansion = 0  # values added by aliases so far
         self.values = 0  # values composed so far, aliases expanded
-        self.tags: dict[str, str] = {}  # resolver results: manifests repeat names and flags
+        self.tags = ScalarTags(loader)
 
     def document(self) -> Node | None:
         loader = self.loader
@@ -137,14 +192,7 @@ class _Composer:
             return None
         loader.get_event()  # DocumentStartEvent
         root = self._tree()
-        loader.get_event()  # DocumentEndEvent
-        if not loader.check_event(StreamEndEvent):
-            raise ComposeError(
-                "the file holds more than one YAML document",
-                loader.peek_event().start_mark,
-                "remove the `---` line: a manifest file is one document (use a directory of "
-                "files to split a manifest)",
-            )
+        end_document(loader)
         return root
 
     def _tree(self) -> Node:
@@ -156,17 +204,13 @@ class _Composer:
             event: Any = get_event()
             self.values += 1
             if self.values > MAX_VALUES:
-                raise ComposeError(
-                    f"the file holds more than {MAX_VALUES:,} values",
-                    event.start_mark,
-                    "split the manifest into several files in a directory",
-                )
+                raise too_many_values(event)
             node: Node
             kind = type(event)
             if kind is ScalarEvent:  # most events: tested first, and exactly
                 tag = event.tag
                 if tag is None or tag == "!":
-                    tag = self._resolve(event)
+                    tag = self.tags.resolve(event)
                 mark = event.start_mark
                 node = Scalar(tag, event.value, (mark.line + 1, mark.column + 1))
                 if event.anchor is not None:
@@ -193,28 +237,12 @@ class _Composer:
 
     def _open(self, event: Any, depth: int) -> Collection:
         if depth >= MAX_DEPTH:
-            raise ComposeError(
-                f"the document is nested more than {MAX_DEPTH} levels deep",
-                event.start_mark,
-                "a manifest needs only a few levels; check the indentation and brackets",
-            )
+            raise too_deep(event)
         mapping = isinstance(event, MappingStartEvent)
         tag = event.tag
         if tag in (None, "!"):
-            tag = _MAP_TAG if mapping else _SEQ_TAG
+            tag = MAP_TAG if mapping else SEQ_TAG
         return Collection(mapping, tag, position_of(event.start_mark), event.anchor)
-
-    def _resolve(self, event: Any) -> str:
-        """The tag of a scalar written without one (or with the non-specific ``!``)."""
-        if not event.implicit[0]:  # quoted, or tagged `!`: a string
-            return STR_TAG
-        value: str = event.value
-        if value and value[0] not in _RESOLVER_STARTS and not _ANY_START_RESOLVES:
-            return STR_TAG
-        resolved = self.tags.get(value)
-        if resolved is None:
-            resolved = self.tags[value] = self.loader.resolve(ScalarNode, value, event.implicit)
-        return resolved
 
     def _alias(self, event: Any, depth: int) -> tuple[Node, int, int]:
         name = event.anchor
