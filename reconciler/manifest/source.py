@@ -299,11 +299,12 @@ class _Reader:
     """Builds the values of a plain document straight from the parser's events.
 
     Why: a large manifest has some 20,000 values, and composing a node for each only to walk
-    them all once more costs as much as building the values. Most manifests are plain -- no anchor, alias or merge key
-    (``<<``), no tag on a list or mapping, no key that is a list or mapping, no list or
-    mapping under a password key -- and for those this gives exactly the values, positions
-    and findings that ``_Builder`` gives from the nodes, in the same order. Anything else
-    raises ``_NeedsNodes`` and the whole document is read again through ``compose``. The
+    them all once more costs as much as building the values. Most manifests are plain -- no
+    anchor, alias or merge key (``<<``), no tag on a list or mapping, no key that is a list
+    or mapping, no list or mapping under a password key -- and for those this gives exactly
+    the values, positions and findings that ``_Builder`` gives from the nodes, in the same
+    order. Anything else raises ``_NeedsNodes`` and the whole document is read again through
+    ``compose`` (so a large file whose first anchor comes late is read about twice). The
     limits of ``compose`` hold here too, on the same events: values are counted as they
     arrive, nesting is checked as each list or mapping opens, one document per file.
     """
