@@ -321,11 +321,11 @@ class _Reader:
         loader = self.loader
         loader.get_event()  # StreamStartEvent
         if loader.check_event(StreamEndEvent):
-            raise _NeedsNodes  # empty: ``_parse`` says so
+            raise _NeedsNodes  # empty: ``_root`` says so
         loader.get_event()  # DocumentStartEvent
         root = self._next()
         if type(root) is not MappingStartEvent or not self._plain(root, MAP_TAG):
-            raise _NeedsNodes  # ``_parse`` explains a top level that is not a mapping
+            raise _NeedsNodes  # ``_root`` explains a top level that is not a mapping
         values = self._mapping("", 1)
         end_document(loader)
         return values
