@@ -12,23 +12,28 @@ iterative, and composing the nodes here costs about the same, so the limits are 
 * an alias to a collection that contains it (a recursive alias) is refused.
 
 Only the standard safe resolver tags scalars; nothing is ever constructed from a tag.
+
+The nodes are this module's own rather than PyYAML's: a 1,000-workspace manifest has some
+20,000 scalars, and a node that holds only what ``source`` reads (the resolved tag, the
+value or the children, the line and column where it starts) halves the cost of composing.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import yaml
-from yaml.error import Mark
 from yaml.events import (
     AliasEvent,
     CollectionStartEvent,
     MappingEndEvent,
     MappingStartEvent,
+    ScalarEvent,
     SequenceEndEvent,
     StreamEndEvent,
 )
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import ScalarNode
 
 MAX_DEPTH = 64
 """Levels of nested lists and mappings; a manifest needs five."""
@@ -46,8 +51,63 @@ Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 OFFSETS_IN_BYTES = Loader is not yaml.SafeLoader
 """libyaml reports a reader error's position in bytes, PyYAML's reader in characters."""
 
-_MAP_TAG = "tag:yaml.org,2002:map"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
+STR_TAG = "tag:yaml.org,2002:str"
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
+
+_RESOLVER_STARTS = frozenset(Loader.yaml_implicit_resolvers) - {None}
+"""The resolver files its patterns (int, bool, null, ...) by the first character of the plain
+scalars they may match; a plain scalar starting with any other character is a string, which
+spares the resolver most names and usernames."""
+
+_ANY_START_RESOLVES = None in Loader.yaml_implicit_resolvers
+"""A pattern filed under None applies whatever the first character (the safe resolver has none)."""
+
+
+Position = tuple[int, int]
+"""Where a node starts: 1-based line and column. Kept rather than the parser's mark, which
+the garbage collector would go on scanning, as it would every node holding one: a tuple of
+two numbers (and a scalar holding only text and one) leaves its watch at its first pass."""
+
+
+def position_of(mark: Any) -> Position:
+    """The position of a mark (libyaml's marks duck-type PyYAML's; both count from 0)."""
+    return mark.line + 1, mark.column + 1
+
+
+class Scalar(NamedTuple):
+    """A scalar: its resolved tag, its text as written, and where it starts."""
+
+    tag: str
+    value: str
+    position: Position
+
+
+class Collection:
+    """A sequence or a mapping; a mapping's ``items`` alternate key and value (see ``pairs``).
+
+    ``size`` (values it expands to, itself included) and ``height`` (levels of nesting) grow
+    while it is open; an alias of it adds them to the document.
+    """
+
+    __slots__ = ("anchor", "height", "items", "mapping", "position", "size", "tag")
+
+    def __init__(self, mapping: bool, tag: str, position: Position, anchor: str | None) -> None:
+        self.mapping = mapping
+        self.tag = tag
+        self.position = position
+        self.anchor = anchor
+        self.items: list[Node] = []
+        self.size = 1
+        self.height = 1
+
+    def pairs(self) -> Iterator[tuple[Node, Node]]:
+        """A mapping's (key, value) nodes, in the order written."""
+        items = iter(self.items)
+        return zip(items, items, strict=True)
+
+
+Node = Scalar | Collection
 
 
 class ComposeError(Exception):
@@ -56,32 +116,63 @@ class ComposeError(Exception):
     def __init__(self, message: str, mark: Any, hint: str) -> None:
         super().__init__(message)
         self.message = message
-        self.mark: Mark | None = mark  # libyaml's marks duck-type PyYAML's
+        self.mark: Any = mark  # libyaml's marks duck-type PyYAML's
         self.hint = hint
 
 
-class _Open:
-    """A collection whose end event has not come yet."""
+def max_values() -> int:
+    """``MAX_VALUES``, read when a file's reading starts (so a test may lower it)."""
+    return MAX_VALUES
 
-    __slots__ = ("anchor", "height", "key", "node", "size")
 
-    def __init__(self, node: SequenceNode | MappingNode, anchor: str | None) -> None:
-        self.node = node
-        self.anchor = anchor
-        self.key: Node | None = None  # a mapping key waiting for its value
-        self.size = 1  # values this collection expands to, itself included
-        self.height = 1  # levels of nesting it expands to
+def too_many_values(event: Any) -> ComposeError:
+    """The error for the event that takes a file past ``MAX_VALUES``."""
+    return ComposeError(
+        f"the file holds more than {MAX_VALUES:,} values",
+        event.start_mark,
+        "split the manifest into several files in a directory",
+    )
 
-    def add(self, child: Node, size: int, height: int) -> None:
-        self.size += size
-        self.height = max(self.height, height + 1)
-        if isinstance(self.node, SequenceNode):
-            self.node.value.append(child)
-        elif self.key is None:
-            self.key = child
-        else:
-            self.node.value.append((self.key, child))
-            self.key = None
+
+def too_deep(event: Any) -> ComposeError:
+    """The error for a collection that opens at ``MAX_DEPTH`` levels."""
+    return ComposeError(
+        f"the document is nested more than {MAX_DEPTH} levels deep",
+        event.start_mark,
+        "a manifest needs only a few levels; check the indentation and brackets",
+    )
+
+
+def end_document(loader: Any) -> None:
+    """Take the end of the document; refuse a second document after it."""
+    loader.get_event()  # DocumentEndEvent
+    if not loader.check_event(StreamEndEvent):
+        raise ComposeError(
+            "the file holds more than one YAML document",
+            loader.peek_event().start_mark,
+            "remove the `---` line: a manifest file is one document (use a directory of "
+            "files to split a manifest)",
+        )
+
+
+class ScalarTags:
+    """Resolves the tag of scalars written without one, as the safe loader would."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.cache: dict[str, str] = {}  # resolver results: manifests repeat names and flags
+
+    def resolve(self, event: Any) -> str:
+        """The tag of a scalar written without one (or with the non-specific ``!``)."""
+        if not event.implicit[0]:  # quoted, or tagged `!`: a string
+            return STR_TAG
+        value: str = event.value
+        if value and value[0] not in _RESOLVER_STARTS and not _ANY_START_RESOLVES:
+            return STR_TAG
+        resolved = self.cache.get(value)
+        if resolved is None:
+            resolved = self.cache[value] = self.loader.resolve(ScalarNode, value, event.implicit)
+        return resolved
 
 
 class _Composer:
@@ -89,10 +180,10 @@ class _Composer:
 
     def __init__(self, loader: Any) -> None:
         self.loader = loader
-        self.anchors: dict[str, tuple[Node, int, int]] = {}  # node, size, height
+        self.anchors: dict[str, Node] = {}
         self.expansion = 0  # values added by aliases so far
         self.values = 0  # values composed so far, aliases expanded
-        self.tags: dict[tuple[str, tuple[bool, bool]], str] = {}  # resolver results
+        self.tags = ScalarTags(loader)
 
     def document(self) -> Node | None:
         loader = self.loader
@@ -101,79 +192,57 @@ class _Composer:
             return None
         loader.get_event()  # DocumentStartEvent
         root = self._tree()
-        loader.get_event()  # DocumentEndEvent
-        if not loader.check_event(StreamEndEvent):
-            raise ComposeError(
-                "the file holds more than one YAML document",
-                loader.peek_event().start_mark,
-                "remove the `---` line: a manifest file is one document (use a directory of "
-                "files to split a manifest)",
-            )
+        end_document(loader)
         return root
 
     def _tree(self) -> Node:
-        stack: list[_Open] = []
+        """The nodes of one document, without recursion: ``open_`` holds the collections
+        whose end has not come yet, innermost last."""
+        get_event = self.loader.get_event
+        open_: list[Collection] = []
         while True:
-            event = self.loader.get_event()
+            event: Any = get_event()
             self.values += 1
             if self.values > MAX_VALUES:
-                raise ComposeError(
-                    f"the file holds more than {MAX_VALUES:,} values",
-                    event.start_mark,
-                    "split the manifest into several files in a directory",
-                )
-            if isinstance(event, CollectionStartEvent):
-                stack.append(self._open(event, len(stack)))
+                raise too_many_values(event)
+            node: Node
+            kind = type(event)
+            if kind is ScalarEvent:  # most events: tested first, and exactly
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = self.tags.resolve(event)
+                mark = event.start_mark
+                node = Scalar(tag, event.value, (mark.line + 1, mark.column + 1))
+                if event.anchor is not None:
+                    self.anchors[event.anchor] = node
+                size, height = 1, 0
+            elif isinstance(event, CollectionStartEvent):
+                open_.append(self._open(event, len(open_)))
                 continue
-            if isinstance(event, (SequenceEndEvent, MappingEndEvent)):
-                node, size, height = self._close(stack.pop(), event)
-            elif isinstance(event, AliasEvent):
-                node, size, height = self._alias(event, len(stack))
+            elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+                node = open_.pop()
+                if node.anchor is not None:
+                    self.anchors[node.anchor] = node
+                size, height = node.size, node.height
             else:
-                node, size, height = self._scalar(event)
-            if not stack:
+                assert isinstance(event, AliasEvent)  # the parser sends no other event here
+                node, size, height = self._alias(event, len(open_))
+            if not open_:
                 return node
-            stack[-1].add(node, size, height)
+            parent = open_[-1]
+            parent.items.append(node)
+            parent.size += size
+            if height >= parent.height:
+                parent.height = height + 1
 
-    def _open(self, event: Any, depth: int) -> _Open:
+    def _open(self, event: Any, depth: int) -> Collection:
         if depth >= MAX_DEPTH:
-            raise ComposeError(
-                f"the document is nested more than {MAX_DEPTH} levels deep",
-                event.start_mark,
-                "a manifest needs only a few levels; check the indentation and brackets",
-            )
-        start: Any = event.start_mark  # libyaml's marks duck-type PyYAML's
-        node: SequenceNode | MappingNode
-        if isinstance(event, MappingStartEvent):
-            tag = _MAP_TAG if event.tag in (None, "!") else event.tag
-            node = MappingNode(tag, [], start, None, event.flow_style)
-        else:
-            tag = _SEQ_TAG if event.tag in (None, "!") else event.tag
-            node = SequenceNode(tag, [], start, None, event.flow_style)
-        return _Open(node, event.anchor)
-
-    def _close(self, open_: _Open, event: Any) -> tuple[Node, int, int]:
-        open_.node.end_mark = event.end_mark
-        if open_.anchor is not None:
-            self.anchors[open_.anchor] = (open_.node, open_.size, open_.height)
-        return open_.node, open_.size, open_.height
-
-    def _scalar(self, event: Any) -> tuple[Node, int, int]:
+            raise too_deep(event)
+        mapping = isinstance(event, MappingStartEvent)
         tag = event.tag
         if tag in (None, "!"):
-            tag = self._resolve(event.value, event.implicit)
-        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-        if event.anchor is not None:
-            self.anchors[event.anchor] = (node, 1, 0)
-        return node, 1, 0
-
-    def _resolve(self, value: str, implicit: tuple[bool, bool]) -> str:
-        """The implicit tag of a scalar; cached, as manifests repeat names and true/false."""
-        key = (value, implicit)
-        tag = self.tags.get(key)
-        if tag is None:
-            tag = self.tags[key] = self.loader.resolve(ScalarNode, value, implicit)
-        return tag
+            tag = MAP_TAG if mapping else SEQ_TAG
+        return Collection(mapping, tag, position_of(event.start_mark), event.anchor)
 
     def _alias(self, event: Any, depth: int) -> tuple[Node, int, int]:
         name = event.anchor
@@ -184,7 +253,8 @@ class _Composer:
                 event.start_mark,
                 f"define `&{name}` before using `*{name}`; an alias cannot refer to its own parent",
             )
-        node, size, height = self.anchors[name]
+        node = self.anchors[name]
+        size, height = (node.size, node.height) if isinstance(node, Collection) else (1, 0)
         self.expansion += size
         self.values += size - 1
         if self.expansion > MAX_ALIAS_EXPANSION:

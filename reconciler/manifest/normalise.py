@@ -14,6 +14,7 @@ from typing import Any
 
 from reconciler.api.spec import with_implied_flags
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
+from reconciler.manifest.source import child
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
@@ -93,8 +94,10 @@ def _flags_on(block: dict[str, bool] | None) -> Overrides:
 
 
 def _user_refs(entry: Entry, key: str) -> tuple[UserRef, ...]:
+    list_path = child(entry.path, key)
+    source = entry.document.source
     return tuple(
-        UserRef(str(ref), entry.source(f"{key}[{index}]")) for index, ref in entry.items(key)
+        [UserRef(str(ref), source(f"{list_path}[{index}]")) for index, ref in entry.items(key)]
     )
 
 

@@ -10,6 +10,7 @@ same mistake would only confuse.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 
@@ -174,31 +175,32 @@ def _user_lists(manifest: MergedManifest) -> Iterator[tuple[Entry, str, str]]:
 
 
 def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
+    problem_of = functools.cache(reference_problem)  # 17,000 references may name 5,000 users
     for entry, key, owner in _user_lists(manifest):
+        odd_numbers = entry.document.odd_numbers
         first_index: dict[str, int] = {}
         for index, ref in entry.items(key):
-            path = f"{key}[{index}]"
-            odd = entry.document.odd_numbers.get(child(entry.path, path))
-            if odd is not None:
-                yield Finding.error(
-                    f"the user ID {odd} is read by YAML as the number {ref}",
-                    entry.source(path),
-                    f"write the ID as plain digits, or in quotes: '{odd}'",
-                )
-            problem = reference_problem(ref) if isinstance(ref, str) else None
+            if odd_numbers:
+                odd = odd_numbers.get(child(entry.path, f"{key}[{index}]"))
+                if odd is not None:
+                    yield Finding.error(
+                        f"the user ID {odd} is read by YAML as the number {ref}",
+                        entry.source(f"{key}[{index}]"),
+                        f"write the ID as plain digits, or in quotes: '{odd}'",
+                    )
+            problem = problem_of(ref) if isinstance(ref, str) else None
             if problem is not None:
                 yield Finding.error(
                     f"the user reference {ref!r} {problem}",
-                    entry.source(path),
+                    entry.source(f"{key}[{index}]"),
                     "write the username, e-mail address or ID exactly, with nothing around it",
                 )
                 continue
-            text = str(ref).casefold()
-            first = first_index.setdefault(text, index)
+            first = first_index.setdefault(str(ref).casefold(), index)
             if first != index:
                 yield Finding.warning(
                     f"{ref!r} is listed twice in this {owner} (first as {key}[{first}])",
-                    entry.source(path),
+                    entry.source(f"{key}[{index}]"),
                     "remove one of them",
                 )
 

@@ -7,6 +7,11 @@ also makes the loader strict where PyYAML is lenient: a key given twice is an er
 than a silent overwrite, a tag that is not plain data is refused rather than constructed, and
 a password key is refused wherever it is written, its value dropped on the spot.
 
+A plain document (no anchors, aliases, merge keys or tags on collections: most manifests) is
+built straight from the parser's events by ``_Reader``, without a node tree to compose and
+walk again; any other is composed into nodes first and built by ``_Builder``. Both give the
+same values, positions and findings (``tests/test_manifest_reader.py``).
+
 Input is treated as hostile: a size limit, strict UTF-8, no FIFOs, and the nesting and alias
 limits of ``compose``. Every problem becomes a ``Finding``; nothing here raises.
 """
@@ -21,10 +26,37 @@ from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.events import (
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import ScalarNode
 
 from reconciler.findings import Finding
-from reconciler.manifest.compose import OFFSETS_IN_BYTES, ComposeError, compose
+from reconciler.manifest.compose import (
+    MAP_TAG,
+    MAX_DEPTH,
+    OFFSETS_IN_BYTES,
+    SEQ_TAG,
+    STR_TAG,
+    Collection,
+    ComposeError,
+    Loader,
+    Node,
+    Position,
+    Scalar,
+    ScalarTags,
+    compose,
+    end_document,
+    max_values,
+    position_of,
+    too_deep,
+    too_many_values,
+)
 from reconciler.manifest.credentials import is_password_key
 from reconciler.model import Source
 
@@ -37,14 +69,21 @@ _INT_TAG = _TAG + "int"
 _NUMBER_TAGS = frozenset({_INT_TAG, _TAG + "float"})
 _COLLECTION_TAGS = frozenset({_TAG + "seq", _TAG + "map"})
 _CONSTRUCTOR = SafeConstructor()  # its scalar converters know YAML's int/float/bool spellings
-_SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
-    _TAG + "null": lambda node: None,
-    _TAG + "bool": _CONSTRUCTOR.construct_yaml_bool,
-    _TAG + "int": _CONSTRUCTOR.construct_yaml_int,
-    _TAG + "float": _CONSTRUCTOR.construct_yaml_float,
-    _TAG + "str": lambda node: node.value,
-    _TAG + "timestamp": lambda node: node.value,  # a date-like name stays the text written
-    _TAG + "value": lambda node: node.value,  # a lone "=" is text, not YAML 1.1's value key
+
+
+def _converter(construct: Callable[[ScalarNode], Any]) -> Callable[[str], Any]:
+    """One of PyYAML's converters, which read the text of a PyYAML node, for a text."""
+    return lambda text: construct(ScalarNode("", text))
+
+
+_SCALARS: dict[str, Callable[[str], Any]] = {
+    _TAG + "null": lambda text: None,
+    _TAG + "bool": _converter(_CONSTRUCTOR.construct_yaml_bool),
+    _TAG + "int": _converter(_CONSTRUCTOR.construct_yaml_int),
+    _TAG + "float": _converter(_CONSTRUCTOR.construct_yaml_float),
+    STR_TAG: lambda text: text,
+    _TAG + "timestamp": lambda text: text,  # a date-like name stays the text written
+    _TAG + "value": lambda text: text,  # a lone "=" is text, not YAML 1.1's value key
 }
 _MAX_NUMBER_TEXT = 64  # longer digit strings are refused before Python converts them
 
@@ -76,17 +115,20 @@ class Document:
 
     file: str  # as the user named it, so messages match what they typed
     data: dict[str, Any]
-    positions: dict[str, tuple[int, int]]  # path -> 1-based (line, column)
+    positions: dict[str, Position]  # path -> 1-based (line, column)
     odd_numbers: dict[str, str] = field(default_factory=dict)  # path -> text, e.g. "01042"
     refused: set[str] = field(default_factory=set)  # values the loader replaced by null
     tainted: set[str] = field(default_factory=set)  # paths at or above a schema error
 
     def source(self, path: str) -> Source:
         """Where ``path`` was written; a missing key points at its nearest written parent."""
+        positions = self.positions
+        position = positions.get(path)
         probe = path
-        while probe and probe not in self.positions:
+        while position is None and probe:
             probe = parent(probe)
-        line, column = self.positions.get(probe, (1, 1))
+            position = positions.get(probe)
+        line, column = position or (1, 1)
         return Source(self.file, line, column, path)
 
     def taint(self, path: str) -> None:
@@ -102,61 +144,53 @@ class Document:
         return path not in self.tainted
 
 
-def _position(node: Node) -> tuple[int, int]:
-    return _line_column_of(node.start_mark)
-
-
-def _line_column_of(mark: yaml.Mark) -> tuple[int, int]:
-    return mark.line + 1, mark.column + 1
-
-
 class _Builder:
     """Builds plain values from nodes, filling the position index on the way."""
 
     def __init__(self, file: str) -> None:
         self.file = file
-        self.positions: dict[str, tuple[int, int]] = {"": (1, 1)}
+        self.positions: dict[str, Position] = {"": (1, 1)}
         self.odd_numbers: dict[str, str] = {}
         self.refused: set[str] = set()
         self.findings: list[Finding] = []
 
-    def error(self, message: str, node: Node, path: str, hint: str) -> None:
-        line, column = _position(node)
+    def error(self, message: str, where: Position, path: str, hint: str) -> None:
+        line, column = where
         self.findings.append(Finding.error(message, Source(self.file, line, column, path), hint))
 
-    def refuse(self, message: str, node: Node, path: str, hint: str) -> None:
+    def refuse(self, message: str, where: Position, path: str, hint: str) -> None:
         """Report a value that cannot be used; it becomes null, and the schema stays quiet
         about that null so that one mistake makes one finding."""
-        self.error(message, node, path, hint)
+        self.error(message, where, path, hint)
         self.refused.add(path)
 
     def build(self, node: Node, path: str) -> Any:
-        if isinstance(node, ScalarNode):
+        if isinstance(node, Scalar):
+            if node.tag == STR_TAG:  # most values: nothing to convert
+                return node.value
             return self.scalar(node, path)
         if node.tag not in _COLLECTION_TAGS:
             return self.unsupported_tag(node, path)
-        if isinstance(node, SequenceNode):
-            return self.sequence(node, path)
-        assert isinstance(node, MappingNode)  # compose makes no other kind
-        return self.mapping(node, path)
+        if node.mapping:
+            return self.mapping(node, path)
+        return self.sequence(node, path)
 
-    def sequence(self, node: SequenceNode, path: str) -> list[Any]:
+    def sequence(self, node: Collection, path: str) -> list[Any]:
         items = []
         positions, build = self.positions, self.build
-        for index, item in enumerate(node.value):
+        for index, item in enumerate(node.items):
             item_path = f"{path}[{index}]"
-            mark = item.start_mark
-            positions[item_path] = (mark.line + 1, mark.column + 1)
+            positions[item_path] = item.position
             items.append(build(item, item_path))
         return items
 
-    def mapping(self, node: MappingNode, path: str) -> dict[str, Any]:
+    def mapping(self, node: Collection, path: str) -> dict[str, Any]:
         """A mapping; ``<<: *alias`` merges are applied below keys written here."""
         result: dict[str, Any] = {}
         for merged in reversed(self.merge_sources(node, path)):  # the first merge wins
             result.update(self.mapping(merged, path))
-        first_seen: dict[str, Node] = {}
-        for key_node, value_node in node.value:
+        first_seen: dict[str, Position] = {}
+        for key_node, value_node in node.pairs():
             if key_node.tag == _MERGE_TAG:
                 continue
             key = self.key(key_node, path)
@@ -164,74 +198,82 @@ class _Builder:
                 continue
             key_path = child(path, key)
             if key in first_seen:
-                self.error(
-                    f"the key `{key}` is given twice in this mapping "
-                    f"(first on line {_position(first_seen[key])[0]})",
-                    key_node,
-                    key_path,
-                    "keep one of them: YAML would silently use the last",
-                )
-            first_seen[key] = key_node
-            self.positions[key_path] = _position(key_node)
+                self.given_twice(key, key_node.position, first_seen[key], key_path)
+            first_seen[key] = key_node.position
+            self.positions[key_path] = key_node.position
             if is_password_key(key):
-                self.refuse_password(key, key_node, key_path)
+                self.refuse_password(key, key_node.position, key_path)
                 result[key] = None  # the password itself is never kept
                 continue
             result[key] = self.build(value_node, key_path)
         return result
 
-    def refuse_password(self, key: str, node: Node, path: str) -> None:
+    def given_twice(self, key: str, where: Position, first: Position, path: str) -> None:
+        self.error(
+            f"the key `{key}` is given twice in this mapping (first on line {first[0]})",
+            where,
+            path,
+            "keep one of them: YAML would silently use the last",
+        )
+
+    def refuse_password(self, key: str, where: Position, path: str) -> None:
         self.refuse(
             f"`{key}` is not allowed: site-reconciler never reads, sends or stores a password",
-            node,
+            where,
             path,
             "remove it, and change that password if this file was shared. Without one the "
             "site e-mails a new user their login; PostgreSQL reads PGPASSWORD, ~/.pgpass or "
             "a service file",
         )
 
-    def merge_sources(self, node: MappingNode, path: str) -> list[MappingNode]:
-        sources: list[MappingNode] = []
-        for key_node, value_node in node.value:
+    def merge_sources(self, node: Collection, path: str) -> list[Collection]:
+        sources: list[Collection] = []
+        for key_node, value_node in node.pairs():
             if key_node.tag != _MERGE_TAG:
                 continue
-            values = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            values = (
+                value_node.items
+                if isinstance(value_node, Collection) and not value_node.mapping
+                else [value_node]
+            )
             for value in values:
-                if isinstance(value, MappingNode):
+                if isinstance(value, Collection) and value.mapping:
                     sources.append(value)
                 else:
                     self.error(
                         "`<<` merges only mappings",
-                        value,
+                        value.position,
                         path,
                         "follow `<<:` with an alias of a mapping, e.g. `<<: *standard`",
                     )
         return sources
 
     def key(self, node: Node, path: str) -> str | None:
-        if isinstance(node, ScalarNode):
-            return str(node.value)  # `1:` or `yes:` stay the text written
+        if isinstance(node, Scalar):
+            return node.value  # `1:` or `yes:` stay the text written
         self.error(
             "a mapping key is a list or a mapping",
-            node,
+            node.position,
             path,
             "keys are plain words such as `name` or `users`",
         )
         return None
 
-    def scalar(self, node: ScalarNode, path: str) -> Any:
+    def scalar(self, node: Scalar, path: str) -> Any:
         convert = _SCALARS.get(node.tag)
         if convert is None:
             return self.unsupported_tag(node, path)
         if node.tag in _NUMBER_TAGS and len(node.value) > _MAX_NUMBER_TEXT:
-            self.refuse("the number is too long", node, path, "write a number of a few digits")
+            self.refuse(
+                "the number is too long", node.position, path, "write a number of a few digits"
+            )
             return None
         try:
-            value = convert(node)
+            value = convert(node.value)
         except (ValueError, KeyError, yaml.YAMLError):
             self.refuse(
                 f"{node.value!r} cannot be read as {_short_tag(node.tag)}",
-                node,
+                node.position,
                 path,
                 "remove the explicit tag or fix the value",
             )
@@ -243,10 +285,127 @@ class _Builder:
     def unsupported_tag(self, node: Node, path: str) -> None:
         self.refuse(
             f"the YAML tag {_short_tag(node.tag)} is not supported",
-            node,
+            node.position,
             path,
             "a manifest holds plain text, numbers, true/false, lists and mappings; remove the tag",
         )
+
+
+class _NeedsNodes(Exception):
+    """The document is not plain: ``_Reader`` leaves it to ``compose`` and ``_Builder``."""
+
+
+class _Reader:
+    """Builds the values of a plain document straight from the parser's events.
+
+    Why: a large manifest has some 20,000 values, and composing a node for each only to walk
+    them all once more costs as much as building the values. Most manifests are plain -- no
+    anchor, alias or merge key (``<<``), no tag on a list or mapping, no key that is a list
+    or mapping, no list or mapping under a password key -- and for those this gives exactly
+    the values, positions and findings that ``_Builder`` gives from the nodes, in the same
+    order. Anything else raises ``_NeedsNodes`` and the whole document is read again through
+    ``compose`` (so a large file whose first anchor comes late is read about twice). The
+    limits of ``compose`` hold here too, on the same events: values are counted as they
+    arrive, nesting is checked as each list or mapping opens, one document per file.
+    """
+
+    def __init__(self, loader: Any, builder: _Builder) -> None:
+        self.loader = loader
+        self.builder = builder
+        self.positions = builder.positions
+        self.tags = ScalarTags(loader)
+        self.values = 0  # events taken so far, as ``compose`` counts them
+        self.max_values = max_values()
+
+    def document(self) -> dict[str, Any]:
+        loader = self.loader
+        loader.get_event()  # StreamStartEvent
+        if loader.check_event(StreamEndEvent):
+            raise _NeedsNodes  # empty: ``_root`` says so
+        loader.get_event()  # DocumentStartEvent
+        root = self._next()
+        if type(root) is not MappingStartEvent or not self._plain(root, MAP_TAG):
+            raise _NeedsNodes  # ``_root`` explains a top level that is not a mapping
+        values = self._mapping("", 1)
+        end_document(loader)
+        return values
+
+    def _next(self) -> Any:
+        event = self.loader.get_event()
+        self.values += 1
+        if self.values > self.max_values:
+            raise too_many_values(event)
+        return event
+
+    @staticmethod
+    def _plain(event: Any, tag: str) -> bool:
+        """A list or mapping start without anchor or tag of its own."""
+        return event.anchor is None and event.tag in (None, "!", tag)
+
+    def _value(self, event: Any, path: str, depth: int) -> Any:
+        """The value that starts with ``event``, inside ``depth`` open lists and mappings."""
+        kind = type(event)
+        if kind is ScalarEvent and event.anchor is None:
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = self.tags.resolve(event)
+            if tag == STR_TAG:  # most values: nothing to convert
+                return event.value
+            return self.builder.scalar(
+                Scalar(tag, event.value, position_of(event.start_mark)), path
+            )
+        if kind is MappingStartEvent and self._plain(event, MAP_TAG):
+            if depth >= MAX_DEPTH:
+                raise too_deep(event)
+            return self._mapping(path, depth + 1)
+        if kind is SequenceStartEvent and self._plain(event, SEQ_TAG):
+            if depth >= MAX_DEPTH:
+                raise too_deep(event)
+            return self._sequence(path, depth + 1)
+        raise _NeedsNodes  # an anchor, an alias or a tag on a collection
+
+    def _sequence(self, path: str, depth: int) -> list[Any]:
+        items: list[Any] = []
+        positions = self.positions
+        while True:
+            event = self._next()
+            if type(event) is SequenceEndEvent:
+                return items
+            item_path = f"{path}[{len(items)}]"
+            mark = event.start_mark
+            positions[item_path] = (mark.line + 1, mark.column + 1)
+            items.append(self._value(event, item_path, depth))
+
+    def _mapping(self, path: str, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        first_seen: dict[str, Position] = {}
+        builder, positions = self.builder, self.positions
+        while True:
+            event = self._next()
+            if type(event) is MappingEndEvent:
+                return result
+            if type(event) is not ScalarEvent or event.anchor is not None:
+                raise _NeedsNodes  # a key that is a collection, an alias or anchored
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = self.tags.resolve(event)
+            if tag == _MERGE_TAG:
+                raise _NeedsNodes
+            key: str = event.value
+            where = position_of(event.start_mark)
+            key_path = child(path, key)
+            if key in first_seen:
+                builder.given_twice(key, where, first_seen[key], key_path)
+            first_seen[key] = where
+            positions[key_path] = where
+            value = self._next()
+            if is_password_key(key):
+                if type(value) is not ScalarEvent or value.anchor is not None:
+                    raise _NeedsNodes
+                builder.refuse_password(key, where, key_path)
+                result[key] = None  # the password itself is never kept
+                continue
+            result[key] = self._value(value, key_path, depth)
 
 
 def _short_tag(tag: str) -> str:
@@ -310,7 +469,7 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Finding:
         if exc.context_mark is not None and exc.context_mark.line != exc.problem_mark.line:
             detail += f" that starts on line {exc.context_mark.line + 1}"
         message = f"YAML syntax error: {exc.problem}{detail}"
-        return Finding.error(message, Source(file, *_line_column_of(exc.problem_mark)), hint)
+        return Finding.error(message, Source(file, *position_of(exc.problem_mark)), hint)
     if isinstance(exc, yaml.reader.ReaderError):
         # libyaml counts bytes, PyYAML's own reader counts characters
         offset = exc.position if OFFSETS_IN_BYTES else len(text[: exc.position].encode("utf-8"))
@@ -321,23 +480,41 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Finding:
     return Finding.error(f"YAML error: {exc}", Source(file), hint)
 
 
-def _parse(text: str, file: str) -> tuple[Node | None, list[Finding]]:
+def _build(text: str, file: str) -> tuple[Any, _Builder | None, list[Finding]]:
+    """The values of ``text`` and the builder that made them, or the findings that stop it."""
+    builder = _Builder(file)
     try:
+        loader = Loader(text)
+        try:
+            return _Reader(loader, builder).document(), builder, []
+        except _NeedsNodes:
+            pass
+        finally:
+            loader.dispose()
         root = compose(text)
     except ComposeError as exc:
-        line, column = (None, None) if exc.mark is None else _line_column_of(exc.mark)
-        return None, [Finding.error(exc.message, Source(file, line, column), exc.hint)]
+        line, column = (None, None) if exc.mark is None else position_of(exc.mark)
+        return None, None, [Finding.error(exc.message, Source(file, line, column), exc.hint)]
     except yaml.YAMLError as exc:
-        return None, [_yaml_error(exc, text, file)]
-    if root is None or (isinstance(root, ScalarNode) and root.tag == _TAG + "null"):
+        return None, None, [_yaml_error(exc, text, file)]
+    root, findings = _root(root, file)
+    if root is None:
+        return None, None, findings
+    builder = _Builder(file)  # what the reader found is found again
+    return builder.build(root, ""), builder, []
+
+
+def _root(root: Node | None, file: str) -> tuple[Node | None, list[Finding]]:
+    """``root`` when it is a mapping, else the finding that says what it is."""
+    if root is None or (isinstance(root, Scalar) and root.tag == _TAG + "null"):
         return _fail(file, "the file is empty", "start it with `version: 1`", 1, 1)
-    if not isinstance(root, MappingNode):
-        kind = "a list" if isinstance(root, SequenceNode) else "a single value"
+    if not (isinstance(root, Collection) and root.mapping):
+        kind = "a list" if isinstance(root, Collection) else "a single value"
         return _fail(
             file,
             f"the top level is {kind}, not a mapping",
             "a manifest is a mapping of keys such as `version: 1`, `workspaces:` and `groups:`",
-            *_position(root),
+            *root.position,
         )
     return root, []
 
@@ -350,11 +527,9 @@ def read_document(path: Path, file: str) -> tuple[Document | None, list[Finding]
     text, findings = _decode(data, file)
     if text is None:
         return None, findings
-    root, findings = _parse(text, file)
-    if root is None:
+    values, builder, findings = _build(text, file)
+    if builder is None:
         return None, findings
-    builder = _Builder(file)
-    values = builder.build(root, "")
     if not isinstance(values, dict):  # the root carried a tag the builder refused
         return None, builder.findings
     document = Document(file, values, builder.positions, builder.odd_numbers, builder.refused)
