@@ -5,10 +5,10 @@
 Plans and no-op applies on the small, medium and large sites with the sequential baseline
 (``bench_plan.py``), scoped plans (``plan --changed``) for k = 3, 30 and 300 changed objects on
 the large site (``bench_scoped.py``), the onboarding apply on the medium site
-(``bench_onboard.py``) and the cost of one call (``bench_http_stack.py``); then the issue's targets are checked. Timing on a
-shared machine is only as good as the machine is idle, so every measured run first waits for
-other work to calm down (4 minutes at most in all) and every row reports the CPU other
-processes used meanwhile.
+(``bench_onboard.py``) and the cost of one call (``bench_http_stack.py``); then the issue's
+targets are checked. Timing on a shared machine is only as good as the machine is idle, so
+every measured run first waits for other work to calm down (4 minutes at most in all) and
+every row reports the CPU other processes used meanwhile.
 """
 
 from __future__ import annotations
