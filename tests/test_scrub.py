@@ -8,6 +8,7 @@ import pytest
 
 from reconciler.api.config import Secret
 from reconciler.api.scrub import Scrubber, scrub_patterns
+from reconciler.api.xmlcodec import load_document
 
 KEY, SECRET = "sandbox-admin-key", "sandbox/admin secret"
 SIGNATURE = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -59,3 +60,31 @@ def test_a_document_is_scrubbed_in_keys_and_values_at_any_depth() -> None:
 def test_a_clean_document_is_returned_as_it_is() -> None:
     document = {"workspaceList": {"workspaces": [{"id": 1, "workspaceName": "Team A"}]}}
     assert SCRUBBER.document(document) is document
+
+
+ECHOED_BODIES = [
+    # (what the site sent, what must not survive in the parsed answer)
+    (f'{{"e": "signature={SIGNATURE}"}}'.encode(), SIGNATURE),
+    (b'{"e": "\\u0073ignature=abc123 x"}', "abc123"),  # a name spelled by escapes
+    (f'{{"e": "key \\u0073{KEY[1:]}"}}'.encode(), KEY),  # a known value spelled by escapes
+    (f'{{"e": "{SIGNATURE[:-1]}\\u0030"}}'.encode(), SIGNATURE[:-1]),  # a hex run completed
+    ('{"e": "api_\u212aey=abc123 x"}'.encode(), "abc123"),  # a Kelvin sign lowercases to k
+    (f'{{"e": "signature={SIGNATURE}"}}'.encode("utf-16"), SIGNATURE),
+    (b"<a><e>&#x73;ignature=abc123 x</e></a>", "abc123"),
+]
+
+
+@pytest.mark.parametrize(("body", "secret"), ECHOED_BODIES)
+def test_an_answer_is_scrubbed_whatever_its_bytes_look_like(body: bytes, secret: str) -> None:
+    """The search of the raw bytes lets only plainly clean answers skip the walk."""
+    document = load_document(body, method="workspace_list")
+    assert secret in repr(document)
+    scrubbed = SCRUBBER.document(document, body)
+    assert secret not in repr(scrubbed)
+    assert scrubbed == SCRUBBER.document(document)
+
+
+def test_a_clean_answer_is_returned_as_it_is_on_its_bytes_alone() -> None:
+    body = b'{"workspaceList": {"workspaces": [{"id": 1, "workspaceName": "Team A"}]}}'
+    document = load_document(body, method="workspace_list")
+    assert SCRUBBER.document(document, body) is document

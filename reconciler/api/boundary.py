@@ -159,7 +159,7 @@ class Boundary:
             if _status_is_telling(answer.status):
                 raise status_refusal(name, answer) from None
             raise
-        document = self._scrubber.document(document)
+        document = self._scrubber.document(document, answer.content)
         error = error_fields(document)
         if error is not None:
             raise refusal(name, answer, *error)

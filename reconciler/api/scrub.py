@@ -33,6 +33,7 @@ _PARAMETER = re.compile(
 )
 _HEX_RUN_LENGTH = 64
 _HEX_RUN = re.compile(rf"[0-9a-fA-F]{{{_HEX_RUN_LENGTH},}}")
+_HEX_RUN_BYTES = re.compile(rb"[0-9a-fA-F]{%d,}" % _HEX_RUN_LENGTH)
 _SHORTEST_KNOWN_VALUE = 6
 """Known values shorter than this are not searched for: masking every "ab" would garble text,
 and no real key or secret is that short."""
@@ -68,6 +69,8 @@ class Scrubber:
         known = "|".join(re.escape(value) for value in sorted(self._known, key=len, reverse=True))
         self._known_pattern = re.compile(known) if known else None
         self._words = (*_NAMES.split("|"), *{value.lower() for value in self._known})
+        ascii_words = all(word.isascii() for word in self._words)
+        self._byte_words = tuple(w.encode("ascii") for w in self._words) if ascii_words else None
 
     def text(self, text: str) -> str:
         """``text`` with credentials and signatures masked."""
@@ -77,11 +80,35 @@ class Scrubber:
             text = self._known_pattern.sub(lambda m: self._known[m.group(0)], text)
         return scrub_patterns(text)
 
-    def document(self, value: Any) -> Any:
-        """A parsed answer with every string in it (keys included) scrubbed."""
+    def document(self, value: Any, body: bytes | None = None) -> Any:
+        """A parsed answer with every string in it (keys included) scrubbed.
+
+        ``body``, the bytes ``value`` was parsed from, lets the common clean JSON answer pass
+        on one search of its bytes instead of a walk of its strings (a large plan reads 1,100
+        answers; the walk was a tenth of the client's CPU).
+        """
+        if body is not None and self._plainly_clean_json(body):
+            return value
         strings: list[str] = []
         _collect(value, strings)
         return self._walk(value) if self._suspect(strings) else value
+
+    def _plainly_clean_json(self, body: bytes) -> bool:
+        """True when ``body`` is ASCII JSON whose bytes show no word to scrub and no hex run.
+
+        Only where the bytes are the text, letter for letter: not XML (character references,
+        declared encodings), not UTF-16/32 (NUL bytes), no non-ASCII byte (a Kelvin sign
+        lowercases to "k"), no ``\\u`` escape (it could spell a letter or a hex digit the
+        bytes do not show). Anything else takes the walk.
+        """
+        if self._byte_words is None or not body.lstrip().startswith(b"{"):
+            return False
+        lowered = body.lower()
+        if not body.isascii() or b"\x00" in body or b"\\u" in lowered:
+            return False
+        if any(word in lowered for word in self._byte_words):
+            return False
+        return _HEX_RUN_BYTES.search(body) is None
 
     def _suspect(self, texts: list[str]) -> bool:
         joined = "\n".join(texts).lower()

@@ -88,7 +88,7 @@ plan makes millions of short-lived objects and few cycles: with the default the 
 
 def main() -> None:
     """Entry point of the console script."""
-    gc.freeze()  # what start-up built lives until exit: never scan it again
+    gc.freeze()  # what start-up built so far lives until exit: never scan it again
     gc.set_threshold(GC_FIRST_GENERATION, 20, 20)
     try:
         result = cli.main(standalone_mode=False)
