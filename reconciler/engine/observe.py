@@ -69,6 +69,21 @@ class Manifest:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadTimes:
+    """How long the live read took, and the tool's own CPU during it (``plan_timings``)."""
+
+    wall_s: float
+    cpu_s: float
+
+    @classmethod
+    def since(cls, wall: float, cpu: float) -> ReadTimes:
+        return cls(time.perf_counter() - wall, time.process_time() - cpu)
+
+
+NOT_TIMED = ReadTimes(0.0, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
 class Observation:
     """A fresh read of the site compared with the manifest and the (settled) records.
 
@@ -85,19 +100,7 @@ class Observation:
     scope: Scope | None = None
     learnt: tuple[str, ...] = ()
     notices: tuple[str, ...] = field(default=())
-    read: ReadTimes = field(default_factory=lambda: ReadTimes(0.0, 0.0))
-
-
-@dataclass(frozen=True, slots=True)
-class ReadTimes:
-    """How long the live read took, and the tool's own CPU during it (``plan_timings``)."""
-
-    wall_s: float
-    cpu_s: float
-
-    @classmethod
-    def since(cls, wall: float, cpu: float) -> ReadTimes:
-        return cls(time.perf_counter() - wall, time.process_time() - cpu)
+    read: ReadTimes = NOT_TIMED
 
 
 async def observe(
@@ -131,8 +134,9 @@ def compare_live(
     desired: DesiredSite,
     live: LiveSite,
     records: Records,
+    *,
+    read: ReadTimes,
     scope: Scope | None = None,
-    read: ReadTimes | None = None,
 ) -> Observation:
     """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
     settled, learnt = settle(records, live)
@@ -163,7 +167,7 @@ def compare_live(
         scope,
         tuple(learnt),
         notices,
-        read or ReadTimes(0.0, 0.0),
+        read,
     )
 
 
@@ -207,7 +211,8 @@ async def _observe_scoped(
         for name, record in records.managed_workspaces().items()
         if on_site.get(record.id) != name
     ]
-    return compare_live(desired, live, records, widen(scope, moved), ReadTimes.since(wall, cpu))
+    read = ReadTimes.since(wall, cpu)
+    return compare_live(desired, live, records, read=read, scope=widen(scope, moved))
 
 
 def _with_notices(seen: Observation, *notices: str) -> Observation:
