@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.figures import summary_lines, tally
+from tests.support.figures import FIGURES, summary_lines, tally
 from tests.support.loopback import TRANSCRIPTS
 from tests.support.pgbouncer import pgbouncer_port, pooled_postgres_url
 from tests.support.postgres import postgres_server, postgres_url
@@ -46,6 +46,22 @@ def _no_secret_in_any_output(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     report.scan_texts((text for transcript in TRANSCRIPTS for text in transcript), "CLI output")
     tally("secret scan", files=report.files, **{"CLI outputs": report.texts})
     assert report.leaks == [], "\n".join(report.leaks)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand this worker's figures to the controller, which prints
+    them (``workeroutput`` is xdist's channel from a worker back to the controller)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["figures"] = {section: dict(counts) for section, counts in FIGURES.items()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """In the xdist controller: add a finished worker's figures to the session's."""
+    figures = getattr(node, "workeroutput", {}).get("figures", {})
+    for section, counts in figures.items():
+        tally(section, counts)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
