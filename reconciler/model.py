@@ -139,6 +139,7 @@ class LiveUser:
     admin: bool | None = False  # None: the site did not say
     first_name: str | None = None
     last_name: str | None = None
+    active: bool | None = None  # None: the site did not say (an unknown never counts as active)
 
 
 @dataclass(frozen=True, slots=True)

@@ -235,6 +235,7 @@ def _user_summary(fields: Fields) -> records.UserSummary:
         first_name=fields.optional_text("firstName"),
         last_name=fields.optional_text("lastName"),
         admin=fields.flag("admin"),
+        active=fields.flag("active"),
     )
 
 

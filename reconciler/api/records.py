@@ -28,6 +28,7 @@ class UserSummary:
     first_name: str | None = None
     last_name: str | None = None
     admin: bool | None = None
+    active: bool | None = None  # None: the site did not say
 
 
 @dataclass(frozen=True, slots=True)

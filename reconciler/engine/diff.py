@@ -107,14 +107,16 @@ class GroupDiff:
 
 @dataclass(frozen=True, slots=True)
 class UserDiff:
-    """One site user, declared (``missing``/``present``) or managed (``extra``/``vanished``).
+    """One site user, declared (``missing``/``present``) or managed (``extra``/``vanished``),
+    or ``renamed``: the site now calls the managed ID something else (``live`` says what), and
+    such a user is reported, never deleted under its old name nor created a second time.
 
     ``differences`` are what the site shows otherwise than the manifest says (e-mail, names,
     administrator): drift no API method can change, reported and never "fixed".
     """
 
     username: str
-    status: Literal["missing", "present", "extra", "vanished"]
+    status: Literal["missing", "present", "extra", "vanished", "renamed"]
     desired: DesiredUser | None
     live: LiveUser | None
     record: RecordedUser | None
@@ -438,7 +440,10 @@ def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> li
     for want in desired.users:
         record = records.users.get(want.username)
         found = by_name.get(want.username.casefold())
-        if found is None:
+        ours = by_id.get(record.id) if record is not None and record.managed else None
+        if found is None and ours is not None:
+            diffs.append(UserDiff(want.username, "renamed", want, ours, record))
+        elif found is None:
             gone = record.id if record is not None and record.id not in by_id else None
             diffs.append(UserDiff(want.username, "missing", want, None, record, gone_id=gone))
         else:
@@ -449,7 +454,9 @@ def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> li
         if not record.managed or name in declared:
             continue
         found = by_id.get(record.id)
-        status: Literal["extra", "vanished"] = "extra" if found is not None else "vanished"
+        status: Literal["extra", "vanished", "renamed"] = "extra" if found else "vanished"
+        if found is not None and found.username != name:
+            status = "renamed"
         gone = record.id if found is None else None
         diffs.append(UserDiff(name, status, None, found, record, gone_id=gone))
     return diffs

@@ -31,6 +31,7 @@ from reconciler.engine.actions import (
     WriteAction,
 )
 from reconciler.engine.journal import Journal
+from reconciler.engine.live import live_user
 from reconciler.engine.records import Event, Records, reduce
 from reconciler.engine.safety import RunCheck
 
@@ -92,12 +93,23 @@ class Executor:
             if not batch:
                 continue
             hold = phase.destructive and not all(o.status == "done" for o in report.outcomes)
+            if not hold and any(_deletes_user(action) for action in batch):
+                await self._read_users_again()
             now = self.records if phase.destructive else self.base
             report.outcomes += await asyncio.gather(*(self._run(a, hold, now) for a in batch))
         after = self.client.stats.calls
         report.calls = {m: n - before.get(m, 0) for m, n in after.items() if n - before.get(m, 0)}
         report.seconds = time.monotonic() - started
         return report
+
+    async def _read_users_again(self) -> None:
+        """Who each ID is *now*: a user renamed on the site since the plan was made is
+        never deleted under its old name (``RunCheck`` refuses what this read contradicts)."""
+        try:
+            users = await self.client.user_list()
+        except SiteError:
+            return  # RunCheck refuses every user deletion it cannot judge
+        self.check = self.check.with_users(live_user(user) for user in users)
 
     async def _run(self, action: WriteAction, hold: bool, records: Records) -> Outcome:
         """Run ``action`` unless held (destruction after a failure), blocked or refused."""
@@ -169,3 +181,8 @@ class Executor:
         self.journal.write("unknown", action, reason=reason)
         self.events.append(Pending(action))
         return Outcome(action, "unknown", reason)
+
+
+def _deletes_user(action: WriteAction) -> bool:
+    deletion = action.deletion()
+    return deletion is not None and deletion.kind == "user"

@@ -79,7 +79,7 @@ class LiveReader:
             self._read_users_and_groups(),
             self._read_caller() if who_am_i else _nothing(),
         )
-        users = tuple(_live_user(s) for s in summaries)
+        users = tuple(live_user(s) for s in summaries)
         if details is None:
             notes.append(
                 "This site refuses workspace_info: workspace members were read with user_info "
@@ -126,7 +126,7 @@ class LiveReader:
             self._read_details(details_for),
             self._counted(self.client.user_list()) if all_users else self._search(searches),
         )
-        live_users = known_users + tuple(_live_user(s) for s in users)
+        live_users = known_users + tuple(live_user(s) for s in users)
         if details is None:
             notes.append(
                 "This site refuses workspace_info: workspace members were read with user_info "
@@ -238,7 +238,8 @@ async def _no_locations() -> tuple[list[LocationEntry], list[str]]:
     return [], []
 
 
-def _live_user(summary: UserSummary) -> LiveUser:
+def live_user(summary: UserSummary) -> LiveUser:
+    """A ``user_list`` entry as the engine's model of a site user."""
     return LiveUser(
         summary.id,
         summary.username,
@@ -246,6 +247,7 @@ def _live_user(summary: UserSummary) -> LiveUser:
         summary.admin,
         summary.first_name,
         summary.last_name,
+        summary.active,
     )
 
 

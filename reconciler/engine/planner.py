@@ -51,6 +51,11 @@ from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, 
 
 MAX_NAMES_PER_WORKSPACE_ADD = 20
 """Workspaces with identical settings share a ``workspace_add``; cap a call's blast radius."""
+_KIND_WORDS: dict[ObjectKind, str] = {
+    "workspace": "workspace",
+    "group": "user group",
+    "user": "user",
+}
 
 
 def _overrides(value: Overrides) -> list[str] | None:
@@ -104,6 +109,8 @@ class _Builder:
                 self._retire_user(diff.username, diff.live)
             elif diff.status == "vanished":
                 self._vanished("user", diff.username, diff.gone_id)
+            elif diff.status == "renamed" and diff.live is not None:
+                self._renamed("user", diff.username, diff.live.id, diff.live.username)
 
     def _create_user(self, user: DesiredUser, gone_id: int | None) -> None:
         self.add(UserAdd.declared(user))
@@ -117,7 +124,7 @@ class _Builder:
         """A managed user who left ``users:``: deleted only with ``policy.prune_users``."""
         if not self.policy.prune_users:
             reason = "left the manifest; kept because policy.prune_users is false"
-        elif (pattern := protecting(self.policy.protect_users, username)) is not None:
+        elif pattern := protecting(self.policy.protect_users, username, live.username):
             reason = f'left the manifest; kept because it matches policy.protect_users "{pattern}"'
         else:
             self.add(UserDelete(user_id=live.id, username=username))
@@ -294,7 +301,7 @@ class _Builder:
     def _renamed(self, kind: ObjectKind, name: str, object_id: int | None, now: str | None) -> None:
         """A managed object the site now calls something else: never deleted nor replaced."""
         self.warnings.append(
-            f'The {"user group" if kind == "group" else "workspace"} "{name}" (ID {object_id}) '
+            f'The {_KIND_WORDS[kind]} "{name}" (ID {object_id}) '
             f'was renamed on the site to "{now}". The tool will not delete, replace or re-create '
             "it. Rename it back in the web app, or rename it in the manifest, or run "
             f'`reconciler state forget {kind} "{name}"` to stop managing it.'

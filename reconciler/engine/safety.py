@@ -9,7 +9,10 @@ Two kinds of checks live here, and only here:
 * **The check at the moment it runs** (``RunCheck``): whatever a plan file says, a deletion
   runs only for an object the records say the tool manages (same ID, same name), that left the
   manifest with ``policy.prune`` on (or was named with ``--replace``), and that no protect
-  pattern matches; a removal only from an object the manifest declares.
+  pattern matches; a removal only from an object the manifest declares. A user deletion is
+  judged by the site's user list read again just before it runs: never an ID the site now
+  calls by another name, never below ``policy.min_admins`` active administrators (``--force``
+  overrides the guards, never this).
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from reconciler.engine.actions import GroupCreate, WriteAction
 from reconciler.engine.plan import PlanOptions
@@ -72,22 +75,21 @@ def guard_problems(
 
 
 def _delete_problems(actions: Sequence[WriteAction], records: Records, policy: Policy) -> list[str]:
-    """Too many deletions: more than ``max_deletes``, or (two or more) over the fraction."""
+    """Too many deletions: more than ``max_deletes`` (users count: an account is an object
+    too), or (two or more) workspaces and groups over the fraction."""
     pruned = [d for a in actions if (d := a.deletion()) and d.reason == "prune"]
-    pruned = [d for d in pruned if d.kind in ("workspace", "group")]
-    if not pruned:
-        return []
-    managed = len(records.managed_workspaces()) + len(records.managed_groups())
     problems = []
     if len(pruned) > policy.max_deletes:
         problems.append(
             f"it deletes {len(pruned)} objects, more than policy.max_deletes "
             f"({policy.max_deletes}) allows"
         )
-    if len(pruned) >= 2 and managed and len(pruned) > policy.max_delete_fraction * managed:
+    shared = [d for d in pruned if d.kind in ("workspace", "group")]
+    managed = len(records.managed_workspaces()) + len(records.managed_groups())
+    if len(shared) >= 2 and managed and len(shared) > policy.max_delete_fraction * managed:
         problems.append(
-            f"it deletes {len(pruned)} of the {managed} managed workspaces and groups "
-            f"({len(pruned) / managed:.0%}), more than policy.max_delete_fraction "
+            f"it deletes {len(shared)} of the {managed} managed workspaces and groups "
+            f"({len(shared) / managed:.0%}), more than policy.max_delete_fraction "
             f"({policy.max_delete_fraction:.0%}) allows"
         )
     return problems
@@ -115,12 +117,12 @@ def _user_deletion_problems(
             f'it deletes user "{deleted[caller_id]}", whose API key this tool runs with'
         )
     maybe_admins = [u for u in users if u.id in deleted and u.admin is not False]
-    remaining = sum(1 for u in users if u.admin is True and u.id not in deleted)
+    remaining = len(active_admins(users) - deleted.keys())
     if maybe_admins and remaining < policy.min_admins:
         names = ", ".join(f'"{u.username}"' for u in maybe_admins)
         problems.append(
             f"it deletes the administrator(s) {names}, which would leave {remaining} "
-            f"administrator(s), fewer than policy.min_admins ({policy.min_admins})"
+            f"active administrator(s), fewer than policy.min_admins ({policy.min_admins})"
         )
     managed = sum(1 for u in records.users.values() if u.managed)
     if len(deleted) >= 2 and managed and len(deleted) > policy.max_user_removal_fraction * managed:
@@ -130,6 +132,12 @@ def _user_deletion_problems(
             f"({policy.max_user_removal_fraction:.0%}) allows"
         )
     return problems
+
+
+def active_admins(users: Iterable[LiveUser]) -> set[int]:
+    """IDs of the administrators who can log in: a deactivated administrator, or one the
+    site did not say is active or an administrator, keeps no site running."""
+    return {u.id for u in users if u.admin is True and u.active is True}
 
 
 def _first_apply_problems(actions: Sequence[WriteAction]) -> list[str]:
@@ -182,11 +190,23 @@ def _vanished_file_problems(
 
 @dataclass(frozen=True, slots=True)
 class RunCheck:
-    """Checks each destructive action again at the moment it runs (see the module doc)."""
+    """Checks each destructive action again at the moment it runs (see the module doc).
+
+    ``users`` is the site's user list read just before the user deletions run (the executor
+    reads it again then); a user deletion is judged by what that list says the ID is called
+    *now*, never by the name a plan or the records remember. ``deleting`` remembers the users
+    this apply has already let go, so ``policy.min_admins`` holds across them.
+    """
 
     desired: DesiredSite
     options: PlanOptions
     caller_id: int | None = None
+    users: Mapping[int, LiveUser] | None = None  # None: not read yet (no user deletion runs)
+    deleting: set[int] = field(default_factory=set)
+
+    def with_users(self, users: Iterable[LiveUser]) -> RunCheck:
+        """The same check judging user deletions by a fresh read of the site's users."""
+        return replace(self, users={user.id: user for user in users}, deleting=set())
 
     def refusal(self, action: WriteAction, records: Records) -> str | None:
         """Why ``action`` must not run now, or ``None`` when it may."""
@@ -210,7 +230,10 @@ class RunCheck:
         assert deletion is not None
         policy = self.desired.policy
         if deletion.kind == "user":
-            return self._user_deletion_refusal(deletion.name, deletion.id, records)
+            refusal = self._user_deletion_refusal(deletion.name, deletion.id, records)
+            if refusal is None:
+                self.deleting.add(deletion.id)
+            return refusal
         if deletion.kind in ("workspace", "group"):
             pattern = protecting(policy.protect, deletion.name)
             if pattern is not None:
@@ -236,14 +259,33 @@ class RunCheck:
         policy = self.desired.policy
         if not policy.prune_users:
             return "policy.prune_users is false"
-        pattern = protecting(policy.protect_users, username)
+        if self.users is None:
+            return "the site's users were not read just before the deletion"
+        live = self.users.get(user_id)
+        if live is None:
+            return f"user #{user_id} is no longer on the site"
+        names = (username, live.username)
+        pattern = protecting(policy.protect_users, *names)
         if pattern is not None:
             return f'it matches policy.protect_users "{pattern}"'
+        if live.username != username:
+            return (
+                f'user #{user_id} is now called "{live.username}" on the site (renamed on the '
+                f'site); it is never deleted under its old name "{username}"'
+            )
         if user_id == self.caller_id or self.caller_id is None:
             return "the tool cannot delete the user whose API key it runs with"
-        if any(user.username.casefold() == username.casefold() for user in self.desired.users):
+        declared = {user.username.casefold() for user in self.desired.users}
+        if any(name.casefold() in declared for name in names):
             return f'the manifest still declares user "{username}"'
         record = records.users.get(username)
         if record is None or not record.managed or record.id != user_id:
             return f'the records do not say the tool manages user "{username}" (ID {user_id})'
+        if live.admin is not False:
+            left = len(active_admins(self.users.values()) - self.deleting - {user_id})
+            if left < policy.min_admins:
+                return (
+                    f"it would leave {left} active administrator(s), fewer than "
+                    f"policy.min_admins ({policy.min_admins}), which --force never overrides"
+                )
         return None

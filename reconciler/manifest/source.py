@@ -464,6 +464,13 @@ def _decode(data: bytes, file: str) -> tuple[str | None, list[Finding]]:
 def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Finding:
     """A syntax error in the shape of every other finding."""
     hint = "fix the YAML syntax here (indentation, quotes, a missing `:` or bracket)"
+    if isinstance(exc, yaml.MarkedYAMLError) and "maximum nesting depth" in str(exc.problem):
+        # libyaml >= 0.2.6 (PyYAML 6.0.3+) stops at its own limit before the composer's
+        return Finding.error(
+            f"the document is nested more than {MAX_DEPTH} levels deep",
+            Source(file, *position_of(exc.problem_mark)) if exc.problem_mark else Source(file),
+            "a manifest needs only a few levels; check the indentation and brackets",
+        )
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         detail = f" {exc.context}" if exc.context else ""
         if exc.context_mark is not None and exc.context_mark.line != exc.problem_mark.line:

@@ -9,6 +9,7 @@ loopback.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from starlette.requests import Request
@@ -44,8 +45,21 @@ def control_routes(sandbox: Sandbox) -> list[Route]:
                 return JSONResponse({"error": f"settings not changed: {exc}"}, status_code=400)
         return JSONResponse(sandbox.settings.to_dict())
 
+    async def edit_user(request: Request) -> JSONResponse:
+        """A hand edit in the web app: ``{"username": ..., "admin": ..., "active": ...}``."""
+        try:
+            user_id = int(request.path_params["user_id"])
+            changes = json.loads(await request.body() or b"{}")
+            found = sandbox.store.edit_user(user_id, dict(changes), int(time.time()))
+        except (ValueError, TypeError) as exc:
+            return JSONResponse({"error": f"user not changed: {exc}"}, status_code=400)
+        if not found:
+            return JSONResponse({"error": f"no user {user_id}"}, status_code=404)
+        return JSONResponse(dump_state(sandbox))
+
     return [
         Route("/_sandbox/health", health, methods=["GET"]),
+        Route("/_sandbox/users/{user_id}", edit_user, methods=["POST"]),
         Route("/_sandbox/calls", calls, methods=["GET"]),
         Route("/_sandbox/calls/reset", reset_calls, methods=["POST"]),
         Route("/_sandbox/state", state, methods=["GET"]),

@@ -138,6 +138,21 @@ class Store:
             cursor = self._conn.execute(_INSERT_USER, _user_values(user, now))
         return int(cursor.lastrowid or 0)
 
+    def edit_user(self, user_id: int, changes: dict[str, object], now: int) -> bool:
+        """What an administrator changes in the web app (no API method does): a username,
+        the administrator or active flag. False when there is no such user."""
+        allowed = {"username": str, "admin": bool, "active": bool}
+        for column, value in changes.items():
+            if column not in allowed or type(value) is not allowed[column]:
+                raise ValueError(f"{column}={value!r} cannot be edited")
+        with self._conn:
+            for column, value in changes.items():
+                self._conn.execute(f"UPDATE users SET {column} = ? WHERE id = ?", (value, user_id))
+            cursor = self._conn.execute(
+                "UPDATE users SET modified = ? WHERE id = ?", (now, user_id)
+            )
+        return cursor.rowcount == 1
+
     def delete_user(self, user_id: int, now: int) -> None:
         """Remove a user from every workspace (touching them) and group, then the user."""
         with self._conn:

@@ -92,6 +92,7 @@ def live_site(data: dict[str, Any]) -> LiveSite:
             u.get("admin", False),
             u.get("first_name"),
             u.get("last_name"),
+            u.get("active", True),
         )
         for u in data.get("users", DEFAULT_USERS)
     )
