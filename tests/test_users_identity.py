@@ -130,3 +130,19 @@ def test_the_check_keeps_min_admins_across_the_deletions_of_one_apply() -> None:
     assert check.refusal(DAVE, both) is None
     second = check.refusal(UserDelete(user_id=1005, username="erin"), both)
     assert "fewer than policy.min_admins (2)" in (second or "")
+
+
+def test_a_users_file_that_vanished_from_the_manifest_directory_deletes_no_one(
+    site: LoopbackSite,
+) -> None:
+    (site.workdir / "team").mkdir()
+    policy = {"prune_users": True, "max_user_removal_fraction": 1.0, "max_deletes": 10}
+    site.write_manifest("team/policy.yaml", {"version": 1, "policy": policy})
+    site.write_manifest("team/people.yaml", {"users": people("erin", "frank")["users"]})
+    assert site.run("adopt", "team").returncode == EXIT_OK
+    assert site.run("apply", "team", "--auto-approve").returncode == EXIT_OK  # files recorded
+    (site.workdir / "team" / "people.yaml").unlink()  # a bad merge, a rename
+    refused = site.run("apply", "team", "--auto-approve")
+    assert refused.returncode == EXIT_REFUSED, refused.stdout + refused.stderr
+    assert "people.yaml" in refused.stderr and 'user "erin"' in refused.stderr
+    assert {"erin", "frank"} <= set(users_on(site))

@@ -44,6 +44,11 @@ def declared_events(
         stale = found is not None and found.source != group.source.file
         if stale and ("group", group.name) not in left:
             events.append(SourceRecorded("group", group.name, group.source.file))
+    for user in desired.users:
+        known = records.users.get(user.username)
+        stale = known is not None and known.source != user.source.file
+        if stale and ("user", user.username) not in left:
+            events.append(SourceRecorded("user", user.username, user.source.file))
     return events
 
 

@@ -258,12 +258,16 @@ class UserAdopted(Event):
 class SourceRecorded(Event):
     """The manifest file that declares a recorded object, as of the last apply or adoption."""
 
-    kind: Literal["workspace", "group"]
+    kind: Literal["workspace", "group", "user"]
     name: str
     source: str
 
     def fold(self, tables: Tables) -> None:
-        table: dict[str, Any] = tables.workspaces if self.kind == "workspace" else tables.groups
+        table: dict[str, Any] = {
+            "workspace": tables.workspaces,
+            "group": tables.groups,
+            "user": tables.users,
+        }[self.kind]
         record = table.get(self.name)
         if record is not None:
             table[self.name] = replace(record, source=self.source)

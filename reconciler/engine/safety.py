@@ -170,6 +170,9 @@ def vanished_files(
     for name, group in records.managed_groups().items():
         if group.source:
             by_file[group.source].append(("group", name))
+    for name, user in records.users.items():
+        if user.managed and user.source:
+            by_file[user.source].append(("user", name))
     gone = {}
     for file, objects in sorted(by_file.items()):
         still_given = any(same_file(file, given) for given in manifest_files)
