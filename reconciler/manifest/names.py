@@ -90,6 +90,27 @@ def email_problem(email: str) -> str | None:
     return None
 
 
+def lookalike_problem(text: str) -> str | None:
+    """Why ``text`` holds a character that only looks like another (a fullwidth letter, a
+    ligature, a superscript digit): Unicode's compatibility forms, which NFKC folds away."""
+    if text.isascii():
+        return None
+    for char in text:
+        plain = unicodedata.normalize("NFKC", char)
+        if plain != char:
+            return (
+                f"contains {describe_character(char)}, which looks like {plain!r} but never "
+                "matches it"
+            )
+    return None
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why a ``protect``/``protect_users`` glob would silently fail to protect what it seems
+    to: the same whitespace and invisible-character rules as names, and no look-alikes."""
+    return text_problem(pattern) or lookalike_problem(pattern)
+
+
 def reference_problem(text: str) -> str | None:
     """Why a user reference (username, e-mail or ID) could never name a user as written."""
     return text_problem(text)

@@ -20,6 +20,7 @@ from reconciler.manifest.credentials import holds_password, masked
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl
 from reconciler.manifest.names import (
     group_name_problem,
+    pattern_problem,
     reference_problem,
     text_problem,
     workspace_name_problem,
@@ -266,7 +267,15 @@ def _policy(manifest: MergedManifest) -> Iterator[Finding]:
             )
     for key in ("protect", "protect_users"):
         for index, pattern in policy.items(key):
-            if isinstance(pattern, str) and _unclosed_bracket(pattern) is not None:
+            problem = pattern_problem(pattern) if isinstance(pattern, str) else None
+            if problem is not None:
+                yield Finding.error(
+                    f"the {key} pattern {pattern!r} {problem}",
+                    policy.source(f"{key}[{index}]"),
+                    "write the pattern with plain visible characters and nothing around it: a "
+                    "pattern that matches nothing protects nothing",
+                )
+            elif isinstance(pattern, str) and _unclosed_bracket(pattern) is not None:
                 yield Finding.error(
                     f"the {key} pattern {pattern!r} has a `[` without its `]`",
                     policy.source(f"{key}[{index}]"),
