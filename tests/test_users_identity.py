@@ -8,8 +8,10 @@ moment a deletion runs (``RunCheck``), fed the way the executor feeds it.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,10 @@ from reconciler.engine.records import RecordedUser, Records
 from reconciler.engine.safety import RunCheck
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.model import DesiredSite, LiveUser, Policy
+from tests.support.engine_site import engine_site
 from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site
+from tests.support.sandbox_site import example_seed
+from tests.support.site_strategies import load_desired
 
 
 @pytest.fixture
@@ -146,3 +151,83 @@ def test_a_users_file_that_vanished_from_the_manifest_directory_deletes_no_one(
     assert refused.returncode == EXIT_REFUSED, refused.stdout + refused.stderr
     assert "people.yaml" in refused.stderr and 'user "erin"' in refused.stderr
     assert {"erin", "frank"} <= set(users_on(site))
+
+
+# --- answers that lie: user_add and user_delete are checked against the site's own list ----
+
+
+def _answer(method: str, body: dict[str, Any]) -> Callable[[str, bytes], bytes]:
+    def lie(called: str, answer: bytes) -> bytes:
+        return json.dumps(body).encode() if called == method else answer
+
+    return lie
+
+
+def _apply(document: dict[str, Any], tmp_path: Path, lie: Callable[[str, bytes], bytes]) -> Any:
+    desired = load_desired(document, tmp_path / "site.yaml")
+
+    async def run() -> tuple[dict[str, Any], Records, Any]:
+        async with engine_site(example_seed(), tmp_path / "state") as site:
+            site.tap.lie = lie
+            outcome = await site.apply(desired, PlanOptions())
+            site.tap.lie = None
+            again = await site.plan(desired)
+            return site.dump(), site.records(), (outcome, again)
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    "answered",
+    [1003, 0, -5, 2**60],
+    ids=["another user's ID", "zero", "negative", "out of range"],
+)
+def test_a_user_add_answer_naming_an_id_it_cannot_be_is_not_believed(
+    tmp_path: Path, answered: int
+) -> None:
+    document = {
+        "version": 1,
+        "users": [NINA],
+        "groups": [{"name": "onboarding", "members": ["nina"]}],
+    }
+    dump, records, (_, again) = _apply(
+        document, tmp_path, _answer("user_add", {"userAdd": {"userId": answered}})
+    )
+    nina = next(user for user in dump["users"] if user["username"] == "nina")
+    assert [u["username"] for u in dump["users"]].count("nina") == 1  # created once
+    assert records.users["nina"].id == nina["id"] != answered
+    group = next(g for g in dump["groups"] if g["name"] == "onboarding")
+    assert group["members"] == [nina["id"]]  # never carol (1003)
+    assert again.actions == ()
+
+
+NINA = {"username": "nina", "email": "nina@acme.example", "first_name": "Nina", "last_name": "N"}
+DELETE_ANSWERS = {
+    "success naming another ID": (200, {"userDelete": {"userId": 1003}}),
+    "404 Unknown Method": (404, {"error": {"title": "Unknown Method", "message": "No such"}}),
+}
+
+
+@pytest.mark.parametrize("answer", DELETE_ANSWERS.values(), ids=DELETE_ANSWERS.keys())
+def test_a_user_delete_the_site_still_lists_is_not_recorded_as_done(
+    tmp_path: Path, answer: tuple[int, dict[str, Any]]
+) -> None:
+    """The site answers without deleting anyone: the user is still listed, so not gone."""
+    status, body = answer
+    people = {"version": 1, "users": [{"username": "dave", "email": "dave@acme.example"}]}
+    retired = {"version": 1, "users": [], "policy": {"prune_users": True}}
+
+    async def run() -> tuple[dict[str, Any], Records, Any]:
+        async with engine_site(example_seed(), tmp_path / "state") as site:
+            await site.adopt(load_desired(people, tmp_path / "site.yaml"))
+            site.tap.instead = lambda method: (
+                (status, json.dumps(body).encode()) if method == "user_delete" else None
+            )
+            outcome = await site.apply(load_desired(retired, tmp_path / "site.yaml"))
+            return site.dump(), site.records(), outcome
+
+    dump, records, outcome = asyncio.run(run())
+    assert "dave" in {u["username"] for u in dump["users"]}
+    assert records.users["dave"].id == 1004  # the records say what the site says
+    failed = [o for o in outcome.report.outcomes if o.status == "failed"]
+    assert failed and "still lists user #1004" in failed[0].detail, outcome.report.outcomes

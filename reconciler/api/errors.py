@@ -15,8 +15,9 @@ back"::
     ├── TransportError             no complete answer: DNS, refused connection, deadline, reset
     │   └── OutcomeUnknown         ... to a write, or an unreadable answer to a write:
     │                              it may have been applied
-    └── ProtocolError              an answer that is neither success nor error, too large,
-                                   or a list that does not end
+    ├── ProtocolError              an answer that is neither success nor error, too large,
+    │                              or a list that does not end
+    └── Contradicted               a write's answer that the site's own listing contradicts
 
 Errors are detected by the body's shape, never by HTTP status alone: some sites answer an
 error with 200. The status only refines which refusal it is. Whether an error is worth another
@@ -99,6 +100,11 @@ class OutcomeUnknown(TransportError):
 
 class ProtocolError(SiteError):
     """The response was neither the documented success shape nor the error shape."""
+
+
+class Contradicted(SiteError):
+    """The site answered a write one way and lists the opposite (a deletion "succeeded" for a
+    user it still lists): the listing is the truth, and the write did not happen."""
 
 
 def protocol_error(method: str, what: str) -> ProtocolError:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -25,6 +25,7 @@ from reconciler.api.errors import NotFound, OutcomeUnknown, SiteError
 from reconciler.engine.actions import (
     PHASES,
     Done,
+    Known,
     Pending,
     Result,
     Unbound,
@@ -69,6 +70,7 @@ class Executor:
         journal: Journal,
         check: RunCheck,
         on_progress: Callable[[Outcome], None] = lambda outcome: None,
+        before_ids: Iterable[int] = (),
     ) -> None:
         self.client = client
         self.base = records
@@ -78,6 +80,8 @@ class Executor:
         self.events: list[Event] = []
         self.status: dict[str, Status] = {}
         self.new_ids: dict[str, int] = {}  # users created by this apply, by username
+        self.before_ids = frozenset(before_ids)  # user IDs on the site before any write
+        self.recorded_ids = {user.id: name for name, user in records.users.items()}
 
     @property
     def records(self) -> Records:
@@ -144,14 +148,21 @@ class Executor:
         except OutcomeUnknown:
             return await self._after_unknown(action, attempt)
         except NotFound as exc:
-            if action.deletion() is not None:
+            if action.deletion() is not None and not _unknown_method(exc):
                 return self._done(action, Result(), "already gone from the site")
             return self._failed(action, exc)
         except SiteError as exc:
             return self._failed(action, exc)
+        doubt = action.doubt(result, self._known())
+        if doubt is not None:
+            self.journal.write("unknown", action, reason=doubt)
+            return await self._after_unknown(action, attempt, doubt)
         return self._done(action, result)
 
-    async def _after_unknown(self, action: WriteAction, attempt: int) -> Outcome:
+    def _known(self) -> Known:
+        return Known(self.before_ids, self.recorded_ids, dict(self.new_ids))
+
+    async def _after_unknown(self, action: WriteAction, attempt: int, why: str = "") -> Outcome:
         """Look at the site before trying again: never create anything twice."""
         try:
             settlement = await action.settle(self.client)
@@ -162,9 +173,10 @@ class Executor:
         if settlement.cannot_tell:
             return self._unknown(action, settlement.reason)
         if settlement.remaining is None:
-            return Outcome(action, "done", "no answer came, but the site shows it was applied")
+            first = f"{why}; " if why else "no answer came, but "
+            return Outcome(action, "done", f"{first}the site shows it was applied")
         if attempt >= 2:
-            return self._unknown(settlement.remaining, "no answer, twice")
+            return self._unknown(settlement.remaining, why or "no answer, twice")
         return await self._perform(settlement.remaining, attempt + 1)
 
     def _done(self, action: WriteAction, result: Result, detail: str = "") -> Outcome:
@@ -186,3 +198,8 @@ class Executor:
 def _deletes_user(action: WriteAction) -> bool:
     deletion = action.deletion()
     return deletion is not None and deletion.kind == "user"
+
+
+def _unknown_method(error: NotFound) -> bool:
+    """A 404 whose title names a *method* ("Unknown Method") says nothing about the object."""
+    return "method" in (error.title or "").lower()

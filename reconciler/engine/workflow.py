@@ -207,6 +207,7 @@ async def _execute(
         state.journal(),
         RunCheck(desired, plan.options, seen.live.caller_id),
         on_progress,
+        before_ids=(user.id for user in seen.live.users),
     )
     report: ApplyReport | None = None
     try:

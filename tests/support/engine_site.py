@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,8 +50,20 @@ class FaultTap(httpx.AsyncBaseTransport):
     def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
         self.inner = inner
         self.seen: Counter[str] = Counter()
+        # A site that answers otherwise than it did: (API method, body) -> body; or that
+        # answers without doing anything: API method -> (status, body), None to pass it on.
+        self.lie: Callable[[str, bytes], bytes] | None = None
+        self.instead: Callable[[str], tuple[int, bytes] | None] = lambda method: None
+
+    def method_of(self, request: httpx.Request) -> str:
+        return request.url.path.rsplit("/", 1)[-1].removesuffix(".xml")
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        scripted = self.instead(self.method_of(request))
+        if scripted is not None:
+            status, content = scripted
+            headers = {"Content-Type": "application/json"}
+            return httpx.Response(status, headers=headers, content=content, request=request)
         try:
             response = await self.inner.handle_async_request(request)
         except httpx.TransportError:
@@ -64,6 +76,12 @@ class FaultTap(httpx.AsyncBaseTransport):
             self.seen["server failures (500/503)"] += 1
         if response.status_code == 200 and body.startswith(b'{"error"'):
             self.seen["errors answered with 200"] += 1
+        if self.lie is not None:  # a site that answers otherwise than it did
+            body = self.lie(self.method_of(request), body)
+            headers = [(k, v) for k, v in response.headers.items() if k != "content-length"]
+            return httpx.Response(
+                response.status_code, headers=headers, content=body, request=request
+            )
         return httpx.Response(
             response.status_code, headers=response.headers, content=body, request=request
         )
@@ -125,6 +143,10 @@ class EngineSite:
             Manifest(desired), self.site, options or PlanOptions(), AutoApprove()
         )
         return ApplyOutcome(result.plan, result.report)
+
+    async def adopt(self, desired: DesiredSite) -> None:
+        """``reconciler adopt MANIFEST``: record the declared objects the site already has."""
+        await workflow.adopt(Manifest(desired), self.site)
 
     async def execute(self, plan: Plan, desired: DesiredSite) -> ApplyReport:
         """Carry out ``plan`` as it stands, with no staleness check: what happens when the site

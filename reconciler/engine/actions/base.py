@@ -117,6 +117,16 @@ class Settlement:
 
 
 @dataclass(frozen=True, slots=True)
+class Known:
+    """The user IDs known before this apply wrote anything, and those it has been given since:
+    an answer naming one of them as a *new* user is not believed (see ``WriteAction.doubt``)."""
+
+    user_ids: frozenset[int] = frozenset()  # on the site when it was read for this apply
+    recorded: Mapping[int, str] = field(default_factory=dict)  # ID -> username the records hold
+    created: Mapping[str, int] = field(default_factory=dict)  # this apply's new users
+
+
+@dataclass(frozen=True, slots=True)
 class Deletion:
     """What a destructive action destroys, for the guards and the check when it runs."""
 
@@ -217,6 +227,11 @@ class WriteAction(ABC):
         them again (memberships are sets).
         """
         return [], []
+
+    def doubt(self, result: Result, known: Known) -> str | None:
+        """Why the site's answer cannot be believed (the write's outcome is then unknown and
+        settled by reading the site), or None. Most answers carry nothing to doubt."""
+        return None
 
     def new_user_ids(self, result: Result) -> dict[str, int]:
         """Users this action created, by username: later actions of the apply bind to them."""

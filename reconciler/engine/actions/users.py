@@ -15,11 +15,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
+from reconciler.api.errors import Contradicted, NotFound, OutcomeUnknown, SiteError
 from reconciler.api.records import NewUser
 from reconciler.engine.actions.base import (
     NO_RESULT,
     Deletion,
     Done,
+    Known,
     Phase,
     Result,
     Settlement,
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from reconciler.model import DesiredUser, LiveSite
 
 DELETES_ACCOUNT = "deletes the user account"
+MAX_USER_ID = 2**53 - 1
+"""The largest ID a JSON client reads exactly; a new user's ID beyond it is not believed."""
 
 
 def _text(value: Any) -> str | None:
@@ -139,6 +143,25 @@ class UserAdd(WriteAction):
         learnt = f'user "{self.username}" was created by an interrupted apply'
         return [learnt], [Done(self, Result((found[0],)))]
 
+    def doubt(self, result: Result, known: Known) -> str | None:
+        """An ID that is not a plausible site ID, that someone had before this write, or that
+        the records hold under another name is not this new user's: believing it would
+        record two names on one ID and join someone else wherever the new user belongs."""
+        if len(result.ids) != 1:
+            return f"user_add answered {len(result.ids)} IDs for one new user"
+        new_id = result.ids[0]
+        if not 1 <= new_id <= MAX_USER_ID:
+            return f"user_add answered the ID {new_id}, which no site user can have"
+        if new_id in known.user_ids:
+            return f"user_add answered the ID {new_id}, which belonged to another user already"
+        holder = known.recorded.get(new_id)
+        if holder is not None and not _same(holder, self.username):
+            return f'user_add answered the ID {new_id}, which the records hold for "{holder}"'
+        twin = next((n for n, i in known.created.items() if i == new_id), None)
+        if twin is not None and not _same(twin, self.username):
+            return f'user_add answered the ID {new_id}, which this apply gave "{twin}"'
+        return None
+
     def new_user_ids(self, result: Result) -> dict[str, int]:
         return {self.username: result.ids[0]} if len(result.ids) == 1 else {}
 
@@ -195,8 +218,35 @@ class UserDelete(WriteAction):
         return cls(user_id=user_id, username=str(params["username"]), depends_on=depends_on)
 
     async def call(self, client: SiteClient) -> Result:
-        await client.user_delete(self.user_id)
+        """Delete, then confirm from the site's own list: a 404 (which may only mean "Unknown
+        Method"), or a success naming another ID, proves nothing by itself."""
+        try:
+            await client.user_delete(self.user_id)
+        except NotFound as refused:
+            if await self._still_listed(client):
+                raise Contradicted(
+                    f"user_delete answered {refused.message!r}, but the site still lists user "
+                    f'#{self.user_id} ("{self.username}"): it was not deleted',
+                    method=self.method,
+                ) from None
+            raise  # confirmed: the user is not on the site (already gone)
+        if await self._still_listed(client):
+            raise Contradicted(
+                f"user_delete answered success, but the site still lists user #{self.user_id} "
+                f'("{self.username}"): it was not deleted',
+                method=self.method,
+            )
         return NO_RESULT
+
+    async def _still_listed(self, client: SiteClient) -> bool:
+        try:
+            listed = await client.user_list()
+        except SiteError as exc:
+            raise OutcomeUnknown(
+                f"user_delete: the site's user list could not be read to confirm it ({exc})",
+                method=self.method,
+            ) from None
+        return any(user.id == self.user_id for user in listed)
 
     async def settle(self, client: SiteClient) -> Settlement:
         ids = {user.id for user in await client.user_list()}
