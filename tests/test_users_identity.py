@@ -231,3 +231,15 @@ def test_a_user_delete_the_site_still_lists_is_not_recorded_as_done(
     assert records.users["dave"].id == 1004  # the records say what the site says
     failed = [o for o in outcome.report.outcomes if o.status == "failed"]
     assert failed and "still lists user #1004" in failed[0].detail, outcome.report.outcomes
+
+
+def test_a_username_written_in_another_case_is_the_same_user(site: LoopbackSite) -> None:
+    site.write_manifest("people.yaml", people("dave"))
+    assert site.run("adopt", "people.yaml").returncode == EXIT_OK
+    site.write_manifest("people.yaml", people("Dave", prune_users=True))
+    plan = site.run("plan", "people.yaml", "--detailed-exitcode")
+    assert plan.returncode == EXIT_OK, plan.stdout  # no deletion, no creation
+    assert site.run("apply", "people.yaml", "--auto-approve").returncode == EXIT_OK
+    site.write_manifest("people.yaml", people(prune_users=True))
+    retired = site.run("plan", "people.yaml")
+    assert 'user "Dave" (id 1004) will be DELETED' in retired.stdout  # the record's new spelling

@@ -16,7 +16,14 @@ import time
 from reconciler.engine.executor import ApplyReport
 from reconciler.engine.observe import Observation
 from reconciler.engine.plan import Plan
-from reconciler.engine.records import Event, Reconciled, Records, SourceRecorded
+from reconciler.engine.records import (
+    Event,
+    Reconciled,
+    Records,
+    SourceRecorded,
+    UserReferenceRenamed,
+    reduce,
+)
 from reconciler.engine.scope import declared_digests, digest_of, key
 from reconciler.model import DesiredSite
 
@@ -44,12 +51,25 @@ def declared_events(
         stale = found is not None and found.source != group.source.file
         if stale and ("group", group.name) not in left:
             events.append(SourceRecorded("group", group.name, group.source.file))
+    events += user_reference_renames(desired, records)
+    users = reduce(records, events).users
     for user in desired.users:
-        known = records.users.get(user.username)
+        known = users.get(user.username)
         stale = known is not None and known.source != user.source.file
         if stale and ("user", user.username) not in left:
             events.append(SourceRecorded("user", user.username, user.source.file))
     return events
+
+
+def user_reference_renames(desired: DesiredSite, records: Records) -> list[Event]:
+    """Recorded usernames the manifest now writes in another case: renamed, not retired."""
+    declared = {user.username for user in desired.users}
+    by_fold = {name.casefold(): name for name in records.users if name not in declared}
+    return [
+        UserReferenceRenamed(by_fold[user.username.casefold()], user.username)
+        for user in desired.users
+        if user.username not in records.users and user.username.casefold() in by_fold
+    ]
 
 
 def _in_sync(seen: Observation, plan: Plan, left: set[tuple[str, str]]) -> set[tuple[str, str]]:

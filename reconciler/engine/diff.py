@@ -437,8 +437,9 @@ def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> li
     by_name = {user.username.casefold(): user for user in live.users if user.username}
     by_id = {user.id: user for user in live.users}
     diffs: list[UserDiff] = []
+    recorded = {name.casefold(): record for name, record in records.users.items()}
     for want in desired.users:
-        record = records.users.get(want.username)
+        record = records.users.get(want.username) or recorded.get(want.username.casefold())
         found = by_name.get(want.username.casefold())
         ours = by_id.get(record.id) if record is not None and record.managed else None
         if found is None and ours is not None:
@@ -449,13 +450,13 @@ def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> li
         else:
             differences = _user_differences(want, found)
             diffs.append(UserDiff(want.username, "present", want, found, record, differences))
-    declared = {user.username for user in desired.users}
+    declared = {user.username.casefold() for user in desired.users}
     for name, record in sorted(records.users.items()):
-        if not record.managed or name in declared:
-            continue
+        if not record.managed or name.casefold() in declared:
+            continue  # still declared (perhaps written in another case: the same user)
         found = by_id.get(record.id)
         status: Literal["extra", "vanished", "renamed"] = "extra" if found else "vanished"
-        if found is not None and found.username != name:
+        if found is not None and found.username.casefold() != name.casefold():
             status = "renamed"
         gone = record.id if found is None else None
         diffs.append(UserDiff(name, status, None, found, record, gone_id=gone))

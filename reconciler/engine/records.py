@@ -255,6 +255,21 @@ class UserAdopted(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class UserReferenceRenamed(Event):
+    """The manifest now writes a recorded username in another case (``dave`` -> ``Dave``):
+    the same person, so the record follows the manifest's spelling (usernames are compared
+    without regard to case)."""
+
+    old: str
+    new: str
+
+    def fold(self, tables: Tables) -> None:
+        record = tables.users.pop(self.old, None)
+        if record is not None and self.new not in tables.users:
+            tables.users[self.new] = record
+
+
+@dataclass(frozen=True, slots=True)
 class SourceRecorded(Event):
     """The manifest file that declares a recorded object, as of the last apply or adoption."""
 

@@ -271,7 +271,7 @@ class RunCheck:
         pattern = protecting(policy.protect_users, *names)
         if pattern is not None:
             return f'it matches policy.protect_users "{pattern}"'
-        if live.username != username:
+        if live.username.casefold() != username.casefold():  # the site ignores case
             return (
                 f'user #{user_id} is now called "{live.username}" on the site (renamed on the '
                 f'site); it is never deleted under its old name "{username}"'
