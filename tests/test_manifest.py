@@ -388,3 +388,13 @@ def test_a_thousand_workspaces_load_in_well_under_a_second(tmp_path: Path) -> No
         timings.append(time.perf_counter() - started)
     assert result.desired is not None and len(result.desired.workspaces) == 1000
     assert min(timings) < 1.0
+
+
+@pytest.mark.parametrize(
+    "state", ["postgres://ci@db.acme.example/site", "POSTGRESQL://db/site", "file:///srv/state"]
+)
+def test_every_state_form_the_commands_accept_is_valid_in_the_manifest(
+    tmp_path: Path, state: str
+) -> None:
+    desired = _desired(tmp_path, f"version: 1\nsite: {{state: '{state}'}}\n")
+    assert desired.state == state

@@ -314,3 +314,24 @@ def test_two_loopback_sites_keep_separate_records(tmp_path: Path) -> None:
         assert other.run("apply", "site/", "--auto-approve").returncode == EXIT_OK
     sites = sorted(p.name for p in (Path(shared) / "sites").iterdir())
     assert len(sites) == 2, sites
+
+
+def test_no_follow_up_line_or_message_repeats_the_state_password(
+    tmp_path: Path, postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    """``plan -o`` prints the command that applies the plan: with the records location, and
+    without the password the location was given with (libpq finds it in PGPASSWORD)."""
+    password = postgres_server.app_password
+    with_password = postgres_url.replace(
+        "postgresql://reconciler_app@", f"postgresql://reconciler_app:{password}@"
+    )
+    (tmp_path / "server").mkdir()
+    with loopback_site(tmp_path / "server") as site:
+        pipeline = Pipeline(tmp_path, site, postgres_url, yaml.safe_load(yaml.safe_dump(MANIFEST)))
+        runner = pipeline.runner()
+        planned = runner.run("plan", "site", "-o", "plan.json", "--state", with_password)
+        assert planned.returncode == EXIT_OK, planned.stderr
+        assert postgres_url.split("?")[0] in planned.stdout + planned.stderr  # the location
+        assert "reconciler apply plan.json --state" in planned.stdout + planned.stderr
+        stored = (runner.directory / "plan.json").read_text()
+    assert all(password not in text for text in [*runner.outputs, stored])

@@ -55,6 +55,9 @@ REFUSED = {
     "file://server/share": "not a local file URL",
     "postgresql://db/records?schema=team-a": "'team-a' in the state location is not a plain",
     "postgresql://db/records?schema=1team": "not a plain identifier",
+    "postgresql://[::1": "is not a valid URL",  # an unclosed IPv6 bracket
+    "postgres://[::1/records": "is not a valid URL",
+    "file://[::1": "is not a valid URL",
 }
 
 
@@ -69,6 +72,32 @@ def test_anything_else_is_refused_with_a_hint(text: str) -> None:
 def test_a_password_in_an_unknown_scheme_is_not_repeated() -> None:
     with pytest.raises(ConfigError) as refused:
         parse_location("mysql://root:hunter2-pw@db/records", base_dir=BASE)
+    assert "hunter2" not in str(refused.value)
+
+
+UNENCODED = [
+    "postgresql://ci:hunter2/pw@db/records",  # a / the URL parser reads as the path
+    "postgresql://ci:hunter2@pw@db/records",  # an @ inside the password
+    "postgresql://ci:hunter2?pw#x@db/records",
+    "postgres://ci@db/records?password=hunter2-pw",
+]
+
+
+@pytest.mark.parametrize("text", UNENCODED[:3])
+def test_an_unencoded_password_is_refused_without_being_repeated(text: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_location(text, base_dir=BASE)
+    assert "not percent-encoded" in refused.value.message
+    assert "hunter2" not in str(refused.value)
+
+
+def test_a_password_parameter_never_reaches_the_display() -> None:
+    assert "hunter2" not in parse_location(UNENCODED[3], base_dir=BASE).display
+
+
+def test_a_malformed_url_is_refused_without_repeating_its_password() -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_location("postgresql://ci:hunter2-pw@[::1/records", base_dir=BASE)
     assert "hunter2" not in str(refused.value)
 
 

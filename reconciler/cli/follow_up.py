@@ -16,6 +16,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from reconciler.passwords import without_password
+
 NOT_CARRIED = frozenset(
     {"replace", "force", "assume_no_groups", "verbose", "log_format", "no_color", "fmt"}
 )
@@ -45,8 +47,12 @@ def next_command(command: str, arguments: Iterable[str | Path]) -> str:
 
 
 def _option_words(option: click.Option, value: object) -> list[str]:
+    """The option as it was given, with any password left out: a follow-up line is printed
+    into CI logs and terminals (libpq finds the password in ``PGPASSWORD`` or ``~/.pgpass``)."""
     flag = max(option.opts, key=len)  # the long form reads better than -o
     if option.is_flag:
         return [flag] if value else []
     values: Sequence[object] = value if isinstance(value, tuple) else (value,)
-    return [word for item in values if item is not None for word in (flag, str(item))]
+    return [
+        word for item in values if item is not None for word in (flag, without_password(str(item)))
+    ]

@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from reconciler.api.spec import IMPLIED_BY, workspace_path
+from reconciler.errors import ConfigError
 from reconciler.findings import Finding, place
-from reconciler.manifest.credentials import holds_password, masked
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl
 from reconciler.manifest.names import (
     group_name_problem,
@@ -27,6 +28,8 @@ from reconciler.manifest.names import (
 )
 from reconciler.manifest.source import child
 from reconciler.manifest.users import check_users
+from reconciler.passwords import holds_password, masked
+from reconciler.state.locate import parse_location
 
 
 def check_rules(manifest: MergedManifest) -> list[Finding]:
@@ -209,6 +212,7 @@ def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
 # --- site ---------------------------------------------------------------------------------
 
 STATE_URL_SCHEME = "postgresql://"
+STATE_URL_SCHEMES = (STATE_URL_SCHEME, "postgres://", "file://")
 
 
 def _site(manifest: MergedManifest) -> Iterator[Finding]:
@@ -241,11 +245,16 @@ def _state_problem(state: str) -> tuple[str, str] | None:
             "remove the password from the URL, and change it if the file was shared: "
             "PostgreSQL reads it from PGPASSWORD, ~/.pgpass or a service file",
         )
-    if "://" in state and not state.startswith(STATE_URL_SCHEME):
+    if "://" in state and not state.lower().startswith(STATE_URL_SCHEMES):
         return (
-            f"is neither a {STATE_URL_SCHEME} URL nor a path",
+            f"is neither a {STATE_URL_SCHEME} (or postgres://) URL nor a path",
             f"write a PostgreSQL URL ({STATE_URL_SCHEME}user@host/database) or a directory path",
         )
+    if "://" in state:
+        try:
+            parse_location(state, base_dir=Path("."))  # the parser every command uses
+        except ConfigError as exc:
+            return "is not a state location the tool can use: " + exc.message, exc.hint or ""
     problem = text_problem(state)
     if problem is not None:
         return problem, "write the URL or path exactly, with nothing around it"

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.findings import Finding
 from reconciler.manifest.compiled import Check, compile_schema
-from reconciler.manifest.credentials import masked
 from reconciler.manifest.source import Document, child, format_path
+from reconciler.passwords import masked
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from reconciler.errors import ConfigError
+from reconciler.passwords import masked, unencoded_password, without_password
 from reconciler.state.backend import DEFAULT_LEASE_SECONDS, SiteRecords, StateLocation
 from reconciler.state.leases import check_lease_seconds
 
@@ -42,7 +43,7 @@ def parse_location(text: str, *, base_dir: Path) -> StateLocation:
         return _directory_location(_file_url_path(text), base_dir)
     if scheme and len(kind) > 1:  # one letter: a Windows drive, which is a path
         raise ConfigError(
-            f"The state location {_without_password(text)!r} has an unknown scheme {kind!r}.",
+            f"The state location {without_password(text)!r} has an unknown scheme {kind!r}.",
             hint=_HINT,
         )
     return _directory_location(text, base_dir)
@@ -57,7 +58,12 @@ def _directory_location(path_text: str, base_dir: Path) -> StateLocation:
 
 
 def _file_url_path(text: str) -> str:
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:
+        raise ConfigError(
+            f"The state location {text!r} is not a valid URL ({exc}).", hint=_HINT
+        ) from None
     if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
         raise ConfigError(
             f"The state location {text!r} is not a local file URL.",
@@ -67,8 +73,21 @@ def _file_url_path(text: str) -> str:
 
 
 def _postgres_location(text: str) -> StateLocation:
-    parts = urlsplit(text)
-    query = parse_qsl(parts.query, keep_blank_values=True)
+    if unencoded_password(text):
+        raise ConfigError(
+            f"The password in the state location {masked(text)!r} holds a /, ?, # or @ that "
+            "is not percent-encoded, so the URL would be read as another host or database.",
+            hint="Leave the password out of the URL and set PGPASSWORD (or ~/.pgpass), or "
+            "percent-encode it (/ is %2F, ? is %3F, # is %23, @ is %40).",
+        )
+    try:
+        parts = urlsplit(text)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError as exc:  # "[::1": an unclosed IPv6 bracket
+        raise ConfigError(
+            f"The state location {masked(text)!r} is not a valid URL ({exc}).",
+            hint=_HINT,
+        ) from None
     schemas = [value for name, value in query if name == "schema"]
     schema = schemas[-1] if schemas else "reconciler"
     if not _SCHEMA_NAME.match(schema):
@@ -78,20 +97,9 @@ def _postgres_location(text: str) -> StateLocation:
         )
     libpq_query = urlencode([(name, value) for name, value in query if name != "schema"])
     target = _url(parts.scheme, parts.netloc, parts.path, libpq_query)
-    display = _without_password(target)
+    display = without_password(target)
     shown = f"{display}{'&' if '?' in display else '?'}schema={schema}"
     return StateLocation("postgresql", target, shown, schema=schema)
-
-
-def _without_password(url: str) -> str:
-    """``url`` with any password (in the user part or a ``password=`` parameter) removed."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hosts = netloc.rpartition("@")
-        netloc = f"{userinfo.split(':', 1)[0]}@{hosts}"
-    query = [(n, v) for n, v in parse_qsl(parts.query, keep_blank_values=True) if n != "password"]
-    return _url(parts.scheme, netloc, parts.path, urlencode(query))
 
 
 def _url(scheme: str, netloc: str, path: str, query: str) -> str:
