@@ -9,6 +9,7 @@ Exit codes (also in README and ``reconciler --help``):
 * 1 error: invalid manifest, bad credentials, unreachable site, refused call, ...
 * 2 ``plan --detailed-exitcode`` / ``drift``: there are changes
 * 3 refused for safety: unsafe or stale plan, no approval, plan already applied
+* 4 the records are locked by another command, still at ``--lock-timeout``: retry later
 * 130 interrupted (Ctrl-C)
 """
 
@@ -18,6 +19,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_CHANGES = 2
 EXIT_REFUSED = 3
+EXIT_LOCKED = 4  # another runner holds the lock: nothing was done, CI may retry
 EXIT_INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C (128 + SIGINT)
 
 

@@ -15,15 +15,15 @@ from tests.test_cli_hints import ROOT, command_at, commands, help_text
 EXIT_CODES = {
     ("validate",): {0, 1},
     ("plan",): {0, 1, 2},
-    ("apply",): {0, 1, 3, 130},
+    ("apply",): {0, 1, 3, 4, 130},
     ("drift",): {0, 1, 2},
-    ("export",): {0, 1},
-    ("adopt",): {0, 1},
+    ("export",): {0, 1, 4},
+    ("adopt",): {0, 1, 4},
     ("schema",): {0},
     ("state", "show"): {0, 1},
     ("state", "history"): {0, 1},
-    ("state", "forget"): {0, 1},
-    ("state", "migrate"): {0, 1, 3},
+    ("state", "forget"): {0, 1, 4},
+    ("state", "migrate"): {0, 1, 3, 4},
     ("sandbox", "serve"): {0, 1},
 }
 """Each command's own exit codes: export and adopt never say "there are changes" (2)."""

@@ -24,7 +24,7 @@ import yaml
 
 from reconciler.api.config import check_site_url
 from reconciler.engine.records import Records
-from reconciler.errors import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
+from reconciler.errors import EXIT_CHANGES, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.state.backend import Holder, SaveInfo
 from reconciler.state.locate import open_records, parse_location
@@ -204,14 +204,18 @@ def test_two_runners_applying_at_once_create_everything_once(pipeline: Pipeline)
 
 
 def test_a_lock_held_elsewhere_is_refused_naming_the_holder(pipeline: Pipeline) -> None:
-    pipeline.site.faults(latency_ms=300)
+    pipeline.site.faults(latency_ms=500)
     holder = pipeline.runner()
     process = holder.start("apply", "site/", "--auto-approve", "--concurrency", "1")
     try:
         wait_for_writes(pipeline.site, 1)  # the holder has the lock and writes slowly
+        waited = pipeline.runner().run("apply", "site/", "--auto-approve", "--lock-timeout", "0.3")
         refused = pipeline.runner().run("apply", "site/", "--auto-approve")
-        assert refused.returncode != EXIT_OK
+        assert refused.returncode == EXIT_LOCKED  # busy, not failed: CI may retry
         assert "locked by apply site by" in refused.stderr and str(process.pid) in refused.stderr
+        assert waited.returncode == EXIT_LOCKED
+        assert waited.stderr.count("Waiting for the lock") == 1, waited.stderr  # said once
+        assert "held by apply site by" in waited.stderr and str(process.pid) in waited.stderr
     finally:
         process.communicate(timeout=180)
 

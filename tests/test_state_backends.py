@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.errors import StateError
+from reconciler.errors import EXIT_LOCKED, StateError
 from reconciler.state.backend import (
     ConflictingUpdate,
     Holder,
@@ -31,6 +31,7 @@ from reconciler.state.backend import (
     SiteRecords,
     Snapshot,
 )
+from reconciler.state.leases import Refusal, wait_for_lock
 from reconciler.state.locate import open_records, parse_location
 from tests.support.loopback import REPO
 
@@ -333,3 +334,21 @@ def test_a_killed_holder_loses_the_lock(
         assert waited < 0.5  # the kernel let go of its lock when it died
     else:
         assert waited < lease_seconds + 1.0  # the database lets it lapse
+
+
+def test_a_runner_waiting_for_the_lock_says_whom_it_waits_for_once_then_progress() -> None:
+    holder = Holder("runner-2", 4242, "ci", "apply site/")
+    lines: list[str] = []
+    with pytest.raises(LockHeld) as refused:
+        wait_for_lock(
+            lambda: Refusal(holder, 30.0),
+            site="https://acme.example.net",
+            wait_seconds=0.5,
+            poll_seconds=0.02,
+            notify=lines.append,
+            progress_seconds=0.1,
+        )
+    assert refused.value.exit_code == EXIT_LOCKED
+    assert len([line for line in lines if "Waiting for the lock" in line]) == 1
+    assert "held by" in lines[0] and "4242" in lines[0]
+    assert 2 <= len([line for line in lines if line.startswith("Still waiting")]) <= 5

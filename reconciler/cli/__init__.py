@@ -19,6 +19,7 @@ from reconciler import __version__
 from reconciler.errors import EXIT_ERROR, EXIT_INTERRUPTED, ReconcilerError
 
 SITE_ERROR = "error: invalid manifest, bad credentials, unreachable site, refused call"
+LOCKED = (4, "the records are locked by another command, still at --lock-timeout: retry later")
 
 
 def epilog(codes: Sequence[tuple[int, str]], examples: Sequence[str]) -> str:

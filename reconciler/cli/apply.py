@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from reconciler.api.client import ClientStats
-from reconciler.cli import cli, epilog
+from reconciler.cli import LOCKED, cli, epilog
 from reconciler.cli.follow_up import next_command
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
@@ -33,6 +33,7 @@ APPLY_EPILOG = epilog(
         (0, "the site was changed as planned, or there was nothing to change"),
         (1, "error, or some changes failed: see the message; apply again converges"),
         (3, "refused for safety: a guard tripped; a stale, edited or used plan; no approval"),
+        LOCKED,
         (130, "interrupted (Ctrl-C): what was done is recorded; run apply again"),
     ],
     [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli import SITE_ERROR, cli, epilog
+from reconciler.cli import LOCKED, SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, locking_site_options
@@ -22,7 +22,7 @@ from reconciler.manifest import load_manifest
 from reconciler.render.manifest import render_manifest, render_manifest_files
 
 EXPORT_EPILOG = epilog(
-    [(0, "the manifest was written"), (1, SITE_ERROR + ", unwritable file")],
+    [(0, "the manifest was written"), (1, SITE_ERROR + ", unwritable file"), LOCKED],
     [
         "reconciler export --sandbox --state-dir examples/acme/.reconciler -o live.yaml",
         "reconciler export --site https://acme.example.net -o site/ --adopt",
@@ -31,7 +31,8 @@ EXPORT_EPILOG = epilog(
 ADOPT_EPILOG = epilog(
     [
         (0, "the objects were recorded as managed (the site was not changed)"),
-        (1, SITE_ERROR + ", lock held"),
+        (1, SITE_ERROR),
+        LOCKED,
     ],
     ["reconciler adopt site/", "reconciler adopt examples/acme/site.yaml --sandbox"],
 )

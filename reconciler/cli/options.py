@@ -133,7 +133,8 @@ LOCK = (
         show_default=True,
         metavar="SECONDS",
         help="How long to wait for another runner's lock on this site's records before "
-        "refusing (0: refuse at once, naming the holder).",
+        "refusing with exit code 4 (0: refuse at once, naming the holder). A runner that "
+        "waits says whom it waits for.",
     ),
     click.option(
         "--lock-lease",

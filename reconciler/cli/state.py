@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli import cli, epilog
+from reconciler.cli import LOCKED, cli, epilog
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
@@ -42,14 +42,15 @@ HISTORY_EPILOG = epilog(
     ["reconciler state history site/", "reconciler state history --site https://acme.example.net"],
 )
 FORGET_EPILOG = epilog(
-    [(0, "the record was dropped"), (1, "no such record, the records' lock is held, or an error")],
+    [(0, "the record was dropped"), (1, "no such record, or an error"), LOCKED],
     ["reconciler state forget group finance-team site/"],
 )
 MIGRATE_EPILOG = epilog(
     [
         (0, "the records were copied"),
-        (1, "the records cannot be read or written, or the lock is held"),
+        (1, "the records cannot be read or written"),
         (3, "refused for safety: newer records at the destination (use --force to overwrite)"),
+        LOCKED,
     ],
     [
         'reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"',

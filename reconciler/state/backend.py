@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
 
-from reconciler.errors import StateError
+from reconciler.errors import EXIT_LOCKED, StateError
 
 DEFAULT_LEASE_SECONDS = 30.0
 """How long a lock holder that stops renewing keeps the lock: the bound on a dead holder."""
@@ -62,7 +62,12 @@ CI_JOB_VARIABLES: tuple[tuple[str, ...], ...] = (
 
 
 class LockHeld(StateError):
-    """Another runner holds the site's lock (and kept it for as long as we would wait)."""
+    """Another runner holds the site's lock (and kept it for as long as we would wait).
+
+    Its own exit code (4): nothing was done, and a pipeline can tell "busy, retry" from a
+    failure."""
+
+    exit_code = EXIT_LOCKED
 
     def __init__(self, message: str, *, holder: Holder, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)

@@ -9,6 +9,7 @@ lease. The thread only renews: it never writes records; the writes check the lea
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -63,22 +64,51 @@ def lock_lost(site: str, token: int) -> LockLost:
     )
 
 
+PROGRESS_SECONDS = 10.0
+"""How often a runner waiting for the lock says it is still waiting."""
+
+
+def say(line: str) -> None:
+    """A notice for the person or CI log watching (stderr: never mixed into JSON output)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def wait_for_lock(
     attempt: Callable[[], Lease | Refusal],
     *,
     site: str,
     wait_seconds: float,
     poll_seconds: float,
+    notify: Callable[[str], None] = say,
+    progress_seconds: float = PROGRESS_SECONDS,
 ) -> Lease:
-    """``attempt`` until it gives a lease, for ``wait_seconds`` at most; then ``LockHeld``."""
-    deadline = time.monotonic() + max(0.0, wait_seconds)
+    """``attempt`` until it gives a lease, for ``wait_seconds`` at most; then ``LockHeld``.
+
+    A runner that waits says whom it waits for, once, and then every ``progress_seconds``
+    that it still does (naming the holder again if the lock changed hands): a CI job that
+    sits silent for minutes looks hung.
+    """
+    started = time.monotonic()
+    deadline = started + max(0.0, wait_seconds)
+    waiting_for: Holder | None = None
+    next_progress = started + progress_seconds
     while True:
         outcome = attempt()
         if isinstance(outcome, Lease):
             return outcome
-        left = deadline - time.monotonic()
+        now = time.monotonic()
+        left = deadline - now
         if left <= 0:
             raise lock_held(site, outcome)
+        if outcome.holder != waiting_for:
+            waiting_for = outcome.holder
+            notify(
+                f"Waiting for the lock of {site}'s records, held by "
+                f"{outcome.holder.describe()} (up to {wait_seconds:g} s)..."
+            )
+        elif now >= next_progress:
+            next_progress = now + progress_seconds
+            notify(f"Still waiting for the lock ({now - started:.0f} of {wait_seconds:g} s)...")
         time.sleep(min(poll_seconds, left))
 
 
