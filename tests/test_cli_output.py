@@ -39,7 +39,8 @@ def test_the_saved_plans_apply_command_runs_as_printed(tmp_path: Path) -> None:
     found = FOLLOW_UP.search(planned.stdout)
     assert found, planned.stdout
     assert found.group(1) == (
-        "reconciler apply 'my plan.json' --sandbox --concurrency 4 --state-dir 'records here'"
+        "reconciler apply 'my plan.json' site.yaml --sandbox --concurrency 4 "
+        "--state-dir 'records here'"
     )
     command = shlex.split(found.group(1))
     applied = run(*command[1:], "--auto-approve", cwd=tmp_path)

@@ -195,7 +195,9 @@ def test_saved_plan_with_deletions_and_member_changes_applies(site: LoopbackSite
     changed = [{"name": "Stay", "users": ["alice", "bob"]}]
     site.write_manifest("m.yaml", manifest(changed, policy={"prune": True}))
     assert site.run("plan", "m.yaml", "-o", "p.json").returncode == EXIT_OK
-    applied = site.run("apply", "p.json", "--auto-approve")
+    weaker = site.run("apply", "p.json", "--auto-approve")  # prune was off at the last apply
+    assert weaker.returncode == EXIT_REFUSED and "cannot weaken it" in weaker.stderr
+    applied = site.run("apply", "p.json", "m.yaml", "--auto-approve")  # the merged manifest
     assert applied.returncode == EXIT_OK, applied.stderr
     live = site.workspaces()
     assert "Go" not in live and sorted(live["Stay"]["members"]) == [1001, 1002]

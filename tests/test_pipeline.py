@@ -336,6 +336,6 @@ def test_no_follow_up_line_or_message_repeats_the_state_password(
         planned = runner.run("plan", "site", "-o", "plan.json", "--state", with_password)
         assert planned.returncode == EXIT_OK, planned.stderr
         assert postgres_url.split("?")[0] in planned.stdout + planned.stderr  # the location
-        assert "reconciler apply plan.json --state" in planned.stdout + planned.stderr
+        assert "reconciler apply plan.json site --state" in planned.stdout + planned.stderr
         stored = (runner.directory / "plan.json").read_text()
     assert all(password not in text for text in [*runner.outputs, stored])

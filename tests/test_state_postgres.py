@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.errors import StateError
+from reconciler.errors import RefusedForSafety, StateError
 from reconciler.state.backend import Holder, LockLost, SaveInfo, SiteRecords, Snapshot
 from reconciler.state.locate import open_records, parse_location
 from tests.support.postgres import APP_ROLE, DATABASE, PostgresServer, libpq_environment
@@ -209,3 +209,23 @@ def test_a_role_that_may_not_create_the_schema_is_told_what_to_ask_for(
         records_at(f"{url}?schema={schema}", opened).load()
     assert "permission denied for database" in refused.value.message
     assert f"CREATE SCHEMA {schema} AUTHORIZATION <role>" in str(refused.value.hint)
+
+
+def test_a_plan_key_that_a_read_only_role_can_read_is_refused(
+    postgres_server: PostgresServer, postgres_url: str, opened: list[SiteRecords]
+) -> None:
+    """A reporting role granted SELECT on the schema could read the key and seal plans."""
+    records = records_at(postgres_url, opened)
+    assert records.plan_key() is not None  # only the writer can read it: fine
+    schema = postgres_url.rsplit("schema=", 1)[1]
+    reader = f"reader_{schema}"
+    with postgres_server.admin() as admin:
+        admin.execute(f"CREATE ROLE {reader} LOGIN PASSWORD 'reader-pw'")
+        admin.execute(f"GRANT USAGE ON SCHEMA {schema} TO {reader}")
+        admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {reader}")
+    with pytest.raises(RefusedForSafety) as refused:
+        records.plan_key(create=False)
+    assert reader in refused.value.message and "RECONCILER_PLAN_KEY" in str(refused.value)
+    with postgres_server.admin() as admin:
+        admin.execute(f"REVOKE SELECT ON {schema}.plan_keys FROM {reader}")
+    assert records.plan_key(create=False) is not None

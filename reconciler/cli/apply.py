@@ -22,7 +22,7 @@ from reconciler.cli.options import (
 from reconciler.cli.plan import warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.review import TerminalReview
-from reconciler.cli.target import locate, open_site, read_plan
+from reconciler.cli.target import check_plan_location, locate, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
 from reconciler.errors import EXIT_ERROR, EXIT_OK, Interrupted
@@ -38,13 +38,14 @@ APPLY_EPILOG = epilog(
     ],
     [
         "reconciler apply examples/acme/site.yaml --sandbox",
-        "reconciler apply plan.json --auto-approve",
+        "reconciler apply plan.json site/ --auto-approve",
     ],
 )
 
 
 def _is_plan_file(source: tuple[Path, ...]) -> bool:
-    return len(source) == 1 and source[0].suffix.lower() == ".json"
+    """``apply PLAN.json [MANIFEST]...``: a saved plan comes first."""
+    return bool(source) and source[0].suffix.lower() == ".json"
 
 
 async def _apply(
@@ -52,8 +53,8 @@ async def _apply(
 ) -> tuple[workflow.ApplyResult, ClientStats]:
     """Apply a saved plan (one ``.json`` file) or a manifest; the result and the calls made."""
     saved = read_plan(source[0]) if _is_plan_file(source) else None
-    manifest = None if saved else load_desired(tuple(str(p) for p in source))
-    paths = saved.manifest_files if saved else tuple(str(p) for p in source)
+    paths = tuple(str(p) for p in (source[1:] if saved else source))
+    manifest = load_desired(paths) if paths else None
     desired = manifest.desired if manifest else None
     target = locate(
         opts,
@@ -62,10 +63,14 @@ async def _apply(
         manifest_state=desired.state if desired else None,
         plan=saved,
     )
+    if saved is not None:
+        check_plan_location(saved, target.state)
     command = "apply " + " ".join(str(p) for p in source)
     async with open_site(opts, target, review.progress, command=command) as site:
         if saved is not None:
-            result = await workflow.apply_saved(saved, site, options, review, review.action_done)
+            result = await workflow.apply_saved(
+                saved, site, options, review, review.action_done, job_manifest=manifest
+            )
         else:
             assert manifest is not None
             result = await workflow.apply_manifest(
@@ -78,7 +83,7 @@ def _resume_command(source: tuple[Path, ...], review: TerminalReview) -> str:
     """What to run after an interrupted apply: the same apply, or a new plan of a saved one's
     manifest (a saved plan is claimed when it starts, so it is never applied twice)."""
     if review.approved is not None and _is_plan_file(source):
-        return next_command("plan", review.approved.context.manifest_files)
+        return next_command("plan", source[1:] or review.approved.context.manifest_files)
     return next_command("apply", source)
 
 
@@ -113,10 +118,14 @@ def apply(
     """Change the site to match the manifest, or apply a saved plan exactly.
 
     SOURCE is a manifest (files or a directory): apply plans, shows the plan and asks for
-    approval. Or SOURCE is a plan file saved with `plan -o PLAN.json`: apply checks that it
-    was made for this site with these records, that it was not applied before, and that the
-    site still needs exactly its actions (a stale plan is refused, exit 3), then applies only
-    those. An interrupted apply is safe to run again: it converges.
+    approval. Or SOURCE is a plan file saved with `plan -o PLAN.json`, followed by the
+    manifest it was made from (`apply plan.json site/`): the records are found as for any
+    command (--state, RECONCILER_STATE, the manifest), never from the plan file. Apply checks
+    that the plan was made for this site with these records (sealed with their key or
+    RECONCILER_PLAN_KEY), that it was not applied before, and that the site still needs
+    exactly its actions (a stale plan is refused, exit 3), then applies only those, under the
+    strictest of the plan's policy, this manifest's and the records' last applied one. An
+    interrupted apply is safe to run again: it converges.
     """
     if replace and _is_plan_file(source):
         raise click.UsageError("--replace belongs to the plan: make a new plan with it.")

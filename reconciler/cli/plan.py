@@ -122,7 +122,7 @@ def plan(
         # On stdout after a text plan; on stderr when stdout is JSON or Markdown for a program.
         click.echo(
             f"\nSaved the plan to {out}. Apply exactly this plan with: "
-            + next_command("apply", [out]),
+            + next_command("apply", [out, *paths]),
             err=fmt != "text",
         )
     return EXIT_CHANGES if detailed_exitcode and result.has_changes else EXIT_OK

@@ -5,10 +5,13 @@ The site: ``--site``, else ``SITE_URL``, else a saved plan's site, else the mani
 in-process with its SQLite database in ``.reconciler/sandbox/``, so ``plan``/``apply``/``drift``
 can be tried and tested with no server and no credentials.
 
-The records: ``--state``, else ``--state-dir``, else ``RECONCILER_STATE``, else the location a
-saved plan was made with, else the manifest's ``site.state``, else ``.reconciler/`` beside the
-manifest. A saved plan carries its location, so ``apply plan.json`` uses the records the plan
-was made against from any directory.
+The records: ``--state``, else ``--state-dir``, else ``RECONCILER_STATE``, else the manifest's
+``site.state``, else ``.reconciler/`` beside the manifest (in the working directory when none
+is given). Never the location a saved plan names: a plan file is untrusted input, and one that
+chose its records could choose records whose key its author holds. ``apply plan.json`` is told
+where the records are like every other command (``apply plan.json site/``, or
+``--state``/``RECONCILER_STATE``); a plan made against other records is refused before
+anything is opened (``check_plan_location``).
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ from reconciler.api.config import ClientConfig, Secret, check_site_url, load_cli
 from reconciler.cli.options import SiteOptions
 from reconciler.engine.live import Progress
 from reconciler.engine.plan_file import PlanFile, read_plan_file
+from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.workflow import Site
-from reconciler.errors import ConfigError, ReconcilerError
+from reconciler.errors import ConfigError, ReconcilerError, RefusedForSafety
 from reconciler.logs import configure_logging
 from reconciler.model import DesiredSite
+from reconciler.passwords import masked, without_password
 from reconciler.state.backend import Holder, SiteRecords, StateLocation
 from reconciler.state.files import private_directory
 from reconciler.state.locate import open_records, parse_location
@@ -84,8 +89,6 @@ def locate(
         state = parse_location(str(opts.state_dir), base_dir=cwd)
     elif os.environ.get(STATE_VARIABLE):
         state = parse_location(os.environ[STATE_VARIABLE], base_dir=cwd)
-    elif plan is not None and plan.state:
-        state = parse_location(plan.state, base_dir=cwd)
     elif manifest_state:
         state = parse_location(manifest_state, base_dir=home)
     else:
@@ -97,6 +100,30 @@ def locate(
     declared = plan.site if plan else manifest_site_url
     given = opts.site or os.environ.get("SITE_URL") or declared
     return Target(check_site_url(given) if given else None, state, home, declared)
+
+
+def check_plan_location(plan: PlanFile, state: StateLocation) -> None:
+    """Refuse (exit 3) a saved plan made against records other than ``state``, before
+    anything is opened: no directory, key or schema is ever made for an untrusted plan."""
+    made_at = plan.state
+    if made_at is None or _same_location(made_at, state.display):
+        return
+    raise RefusedForSafety(
+        f"{plan.origin} was made against other records: those at {masked(made_at)}, not "
+        f"those at {state.display}. A saved plan is applied only with its own records.",
+        hint="Give apply the same records location as the plan (--state, RECONCILER_STATE or "
+        "the manifest), or make the plan again against these records.",
+    )
+
+
+def _same_location(a: str, b: str) -> bool:
+    def norm(text: str) -> str:
+        text = without_password(text.strip())
+        return (
+            "postgresql://" + text[len("postgres://") :] if text.startswith("postgres://") else text
+        )
+
+    return norm(a) == norm(b)
 
 
 def locate_manifest(opts: SiteOptions, paths: tuple[str, ...], desired: DesiredSite) -> Target:
@@ -188,8 +215,9 @@ async def open_site(
         )
     if config.site_note:
         click.echo(f"Note: {config.site_note}", err=True)
+    secret = PlanSecret.from_environment(os.environ)
     records = open_records(target.state, config.site_url, lease_seconds=opts.lock_lease)
     holder = Holder.current(command)
     with records as store:
         async with SiteClient(config, transport=transport) as client:
-            yield Site(client, store, holder, progress, opts.lock_timeout)
+            yield Site(client, store, holder, progress, opts.lock_timeout, secret)

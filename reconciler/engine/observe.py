@@ -17,6 +17,7 @@ from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.live import LiveReader, Progress
 from reconciler.engine.pending import settle
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions
+from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
 from reconciler.engine.records import Records
 from reconciler.engine.scope import (
@@ -58,6 +59,7 @@ class Site:
     holder: Holder
     progress: Progress | None = None
     lock_wait: float = 0.0
+    plan_secret: PlanSecret | None = None  # RECONCILER_PLAN_KEY, when the pipeline gives one
 
 
 @dataclass(frozen=True, slots=True)

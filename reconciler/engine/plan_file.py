@@ -96,10 +96,11 @@ def unseal(plan_file: PlanFile, key: bytes, records_location: str) -> Plan:
         )
     if stamp.get("key_id") != key_id(key):
         raise RefusedForSafety(
-            f"{origin} was made against other records than {records_location}: its seal is "
-            "from another site key, so this runner cannot trust it.",
+            f"{origin} was made against other records than {records_location}, or with "
+            "another plan key: its seal is from another key, so this runner cannot trust it.",
             hint="Point the tool at the records the plan was made with: --state URL (or "
-            "RECONCILER_STATE), the same for `plan` and `apply`; or make the plan again here.",
+            "RECONCILER_STATE), and give plan and apply the same RECONCILER_PLAN_KEY; or make "
+            "the plan again here.",
         )
     if not hmac.compare_digest(stamp["mac"], _mac(key, body)):
         raise RefusedForSafety(

@@ -103,6 +103,9 @@ class Records:
     digests: Mapping[str, str] = field(default_factory=dict)
     references: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     last_full_read: str | None = None
+    # The policy the last apply ran under (its manifest's, as data): a saved plan never runs
+    # under a weaker one, whatever policy the plan file carries.
+    policy: Mapping[str, Any] | None = None
 
     @property
     def empty(self) -> bool:
@@ -135,6 +138,7 @@ class Records:
             "digests": dict(sorted(self.digests.items())),
             "references": {ref: list(found) for ref, found in sorted(self.references.items())},
             "last_full_read": self.last_full_read,
+            "policy": None if self.policy is None else dict(self.policy),
         }
 
     @classmethod
@@ -174,6 +178,7 @@ class Tables:
         self.digests = dict(records.digests)
         self.references = dict(records.references)
         self.last_full_read = records.last_full_read
+        self.policy = records.policy
 
     def frozen(self) -> Records:
         return Records(
@@ -186,6 +191,7 @@ class Tables:
             self.digests,
             self.references,
             self.last_full_read,
+            self.policy,
         )
 
 
@@ -213,6 +219,16 @@ class PlanApplied(Event):
     def fold(self, tables: Tables) -> None:
         if self.checksum not in tables.applied_plans:
             tables.applied_plans.append(self.checksum)
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyApplied(Event):
+    """An apply ran under this policy (as data): the floor for every later saved plan."""
+
+    policy: Mapping[str, Any]
+
+    def fold(self, tables: Tables) -> None:
+        tables.policy = dict(self.policy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,6 +496,7 @@ def _records_from(data: object, site: str) -> Records:
     digests = _mapping(document.get("digests", {}), "digests")
     references = _mapping(document.get("references", {}), "references")
     last_full_read = document.get("last_full_read")
+    policy = document.get("policy")
     return Records(
         site=site,
         workspaces={str(n): _workspace_from(str(n), i, version) for n, i in workspaces.items()},
@@ -490,6 +507,7 @@ def _records_from(data: object, site: str) -> Records:
         digests={str(key): str(value) for key, value in digests.items()},
         references={str(ref): _reference(found) for ref, found in references.items()},
         last_full_read=None if last_full_read is None else str(last_full_read),
+        policy=None if policy is None else dict(_mapping(policy, "policy")),
     )
 
 

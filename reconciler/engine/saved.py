@@ -18,8 +18,20 @@ from reconciler.errors import RefusedForSafety
 from reconciler.model import DesiredSite
 
 
-def still_needed(saved: Plan, fresh: Plan, seen: Observation, desired: DesiredSite) -> Plan:
-    """The saved plan's actions as the site needs them now, or a refusal naming the others."""
+def still_needed(
+    saved: Plan,
+    fresh: Plan,
+    seen: Observation,
+    desired: DesiredSite,
+    *,
+    stricter: str = "",
+    manifest_files: tuple[str, ...] | None = None,
+) -> Plan:
+    """The saved plan's actions as the site needs them now, or a refusal naming the others.
+
+    ``stricter`` says why the policy ``desired`` carries is stricter than the plan's own (the
+    apply job's manifest or the records ask for more), so a refusal names the real reason;
+    ``manifest_files`` are the files the apply job was given (else the plan's own list)."""
     fresh_by_id = {action.id: action for action in fresh.actions}
     saved_ids = {action.id for action in saved.actions}
     touched_before = {obj for action in saved.actions for obj in action.touches()}
@@ -43,6 +55,8 @@ def still_needed(saved: Plan, fresh: Plan, seen: Observation, desired: DesiredSi
             [int(uid) for uid in expects.get("users", {})],
         )
         lines += describe_changes(expects, now)
+        if stricter:
+            lines.append(stricter)
         raise RefusedForSafety(
             "The plan is stale: the site or the records changed since it was made.\n  - "
             + "\n  - ".join(lines),
@@ -67,7 +81,7 @@ def still_needed(saved: Plan, fresh: Plan, seen: Observation, desired: DesiredSi
                 actions,
                 seen.records,
                 desired.policy,
-                saved.context.manifest_files,
+                saved.context.manifest_files if manifest_files is None else manifest_files,
                 groups_listed=seen.live.groups_listed,
                 assume_no_groups=fresh.options.assume_no_groups,
                 users=seen.live.users,

@@ -94,18 +94,37 @@ def desired_to_data(desired: DesiredSite) -> dict[str, Any]:
             }
             for u in desired.users
         ],
-        "policy": {
-            "prune": policy.prune,
-            "max_delete_fraction": policy.max_delete_fraction,
-            "max_member_removal_fraction": policy.max_member_removal_fraction,
-            "max_deletes": policy.max_deletes,
-            "protect": list(policy.protect),
-            "prune_users": policy.prune_users,
-            "protect_users": list(policy.protect_users),
-            "min_admins": policy.min_admins,
-            "max_user_removal_fraction": policy.max_user_removal_fraction,
-        },
+        "policy": policy_to_data(policy),
     }
+
+
+def policy_to_data(policy: Policy) -> dict[str, Any]:
+    return {
+        "prune": policy.prune,
+        "max_delete_fraction": policy.max_delete_fraction,
+        "max_member_removal_fraction": policy.max_member_removal_fraction,
+        "max_deletes": policy.max_deletes,
+        "protect": list(policy.protect),
+        "prune_users": policy.prune_users,
+        "protect_users": list(policy.protect_users),
+        "min_admins": policy.min_admins,
+        "max_user_removal_fraction": policy.max_user_removal_fraction,
+    }
+
+
+def policy_from_data(policy: Mapping[str, Any]) -> Policy:
+    """Raises ``KeyError``/``TypeError``/``ValueError`` for data that is not a policy."""
+    return Policy(
+        prune=bool(policy["prune"]),
+        max_delete_fraction=float(policy["max_delete_fraction"]),
+        max_member_removal_fraction=float(policy["max_member_removal_fraction"]),
+        max_deletes=int(policy["max_deletes"]),
+        protect=tuple(str(p) for p in policy["protect"]),
+        prune_users=bool(policy["prune_users"]),
+        protect_users=tuple(str(p) for p in policy["protect_users"]),
+        min_admins=int(policy["min_admins"]),
+        max_user_removal_fraction=float(policy["max_user_removal_fraction"]),
+    )
 
 
 def desired_from_data(data: Mapping[str, Any]) -> DesiredSite:
@@ -150,17 +169,7 @@ def desired_from_data(data: Mapping[str, Any]) -> DesiredSite:
             )
             for u in data.get("users", [])
         ),
-        policy=Policy(
-            prune=bool(policy["prune"]),
-            max_delete_fraction=float(policy["max_delete_fraction"]),
-            max_member_removal_fraction=float(policy["max_member_removal_fraction"]),
-            max_deletes=int(policy["max_deletes"]),
-            protect=tuple(str(p) for p in policy["protect"]),
-            prune_users=bool(policy["prune_users"]),
-            protect_users=tuple(str(p) for p in policy["protect_users"]),
-            min_admins=int(policy["min_admins"]),
-            max_user_removal_fraction=float(policy["max_user_removal_fraction"]),
-        ),
+        policy=policy_from_data(policy),
         site_url=data.get("site_url"),
         files=tuple(str(f) for f in data.get("files", ())),
         state=data.get("state"),

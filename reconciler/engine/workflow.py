@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import structlog
@@ -25,12 +25,14 @@ from reconciler.engine.observe import Manifest, Observation, Site, UnknownUsers,
 from reconciler.engine.pending import settle
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_file import PlanFile, seal, unseal
-from reconciler.engine.records import Forgotten, PlanApplied, reduce
+from reconciler.engine.plan_key import sealing_key
+from reconciler.engine.policy import recorded_policy, strictest
+from reconciler.engine.records import Forgotten, PlanApplied, PolicyApplied, Records, reduce
 from reconciler.engine.safety import RunCheck
 from reconciler.engine.saved import still_needed
-from reconciler.engine.snapshot import desired_from_data
+from reconciler.engine.snapshot import desired_from_data, policy_to_data
 from reconciler.errors import ReconcilerError, RefusedForSafety
-from reconciler.model import DesiredSite
+from reconciler.model import DesiredSite, Policy
 from reconciler.state.backend import Holder, SiteRecords
 
 if TYPE_CHECKING:
@@ -105,7 +107,9 @@ async def drift(manifest: Manifest, site: Site) -> dict[str, object]:
 
 def save_plan(plan: Plan, site: Site) -> str:
     """The sealed plan file's text: only these records' holders can make one apply accepts."""
-    return seal(plan, site.store.plan_key())
+    key = sealing_key(site.store, site.plan_secret, create=True)
+    assert key is not None  # created on first use
+    return seal(plan, key)
 
 
 # --- applying -------------------------------------------------------------------------------
@@ -141,12 +145,24 @@ async def apply_saved(
     overrides: PlanOptions,
     review: Review,
     on_progress: Callable[[Outcome], None] = lambda outcome: None,
+    *,
+    job_manifest: Manifest | None = None,
 ) -> ApplyResult:
     """Apply a saved plan, once, and only the actions the site still needs exactly as saved.
 
     ``overrides``: ``force`` and ``assume_no_groups`` given to apply add to the plan's own.
+    The plan runs under the strictest of its own policy and ``job_manifest``'s (the manifest
+    the apply job was given), else the records' last applied one (``policy``).
     """
-    saved = unseal(plan_file, site.store.plan_key(), site.store.location)
+    key = sealing_key(site.store, site.plan_secret, create=False)
+    if key is None:  # never create a key (or a directory) for a plan that cannot be trusted
+        raise RefusedForSafety(
+            f"{plan_file.origin} was made against other records: there are none at "
+            f"{site.store.location}.",
+            hint="Point the tool at the records the plan was made with (--state, "
+            "RECONCILER_STATE, or the manifest's site.state), or make the plan again.",
+        )
+    saved = unseal(plan_file, key, site.store.location)
     if saved.site != site.store.site:
         raise RefusedForSafety(
             f"This plan was made for {saved.site}, not for {site.store.site}.",
@@ -156,7 +172,6 @@ async def apply_saved(
         desired = desired_from_data(saved.context.desired or {})
     except (KeyError, TypeError, ValueError) as exc:
         raise RefusedForSafety(f"{plan_file.origin} is damaged ({exc}).") from None
-    manifest = Manifest(desired, saved.context.manifest_digest)
     options = PlanOptions(
         saved.options.replace,
         saved.options.force or overrides.force,
@@ -169,8 +184,17 @@ async def apply_saved(
                 "This plan has already been applied; a saved plan can be applied once.",
                 hint="Make a new plan to see what, if anything, is left to change.",
             )
+        desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)
+        manifest = Manifest(desired, saved.context.manifest_digest)
         seen = await observe(desired, site, state.records, options)
-        plan = still_needed(saved, plan_from(manifest, site, seen, options), seen, desired)
+        plan = still_needed(
+            saved,
+            plan_from(manifest, site, seen, options),
+            seen,
+            desired,
+            stricter=stricter,
+            manifest_files=job_manifest.desired.files if job_manifest else None,
+        )
         review.show(plan)
         plan.raise_if_unsafe(overrides.force)
         if not plan.has_changes:
@@ -178,6 +202,34 @@ async def apply_saved(
         review.approve(plan)
         report = await _execute(plan, saved.checksum, desired, site, state, seen, on_progress)
     return ApplyResult(plan, report, (*state.learnt, *seen.learnt))
+
+
+def _under_strictest_policy(
+    desired: DesiredSite, job_manifest: Manifest | None, records: Records, site: Site
+) -> tuple[DesiredSite, str]:
+    """``desired`` under the strictest of its own policy and the one the pipeline vouches for:
+    the manifest the apply job was given (the merged repository: a relaxation made there is
+    legitimate), else the policy of the records' last apply. When that is stricter than the
+    plan's own, also a line saying so."""
+    if job_manifest is not None:
+        vouched: Policy | None = job_manifest.desired.policy
+    else:
+        vouched = recorded_policy(records.policy, site.store.location)
+    policy = strictest([desired.policy, *([vouched] if vouched else [])])
+    if policy == desired.policy:
+        return desired, ""
+    where = "the manifest given to apply" if job_manifest else "the last apply"
+    note = (
+        f"the policy of {where} is stricter than the one the plan carries, and a plan file "
+        "cannot weaken it"
+        + (
+            ""
+            if job_manifest
+            else " (to change the policy, give apply the merged manifest: "
+            "reconciler apply PLAN.json MANIFEST)"
+        )
+    )
+    return replace(desired, policy=policy), note
 
 
 async def _execute(
@@ -197,7 +249,9 @@ async def _execute(
     lock holder folds the journal instead.
     """
     state.save(
-        reduce(seen.records, [PlanApplied(checksum)]),
+        reduce(
+            seen.records, [PlanApplied(checksum), PolicyApplied(policy_to_data(desired.policy))]
+        ),
         f"apply started: {_counts(plan)}",
         plan=checksum,
     )

@@ -271,8 +271,9 @@ class SiteRecords(ABC):
         """One saved version; ``StateError`` when there is no such version."""
 
     @abstractmethod
-    def plan_key(self) -> bytes:
-        """The site's secret for authenticating saved plans, created on first use."""
+    def plan_key(self, *, create: bool = True) -> bytes | None:
+        """The site's secret for authenticating saved plans, created on first use; with
+        ``create=False``, None when there is none (checking a plan never creates one)."""
 
     @abstractmethod
     def import_site(

@@ -278,9 +278,11 @@ class DirectoryRecords(SiteRecords):
 
     # -- the plan key, the lock, copies -----------------------------------------------------
 
-    def plan_key(self) -> bytes:
+    def plan_key(self, *, create: bool = True) -> bytes | None:
         with file_errors("read the plan key", self.key_path):
             key = read_file(self.key_path)
+            if key is None and not create:
+                return None
             if key is None:
                 private_directory(self.directory)
                 publish_file(self.key_path, os.urandom(PLAN_KEY_BYTES))  # first one wins

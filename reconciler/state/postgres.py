@@ -17,7 +17,7 @@ import os
 from datetime import datetime
 from typing import Any
 
-from reconciler.errors import StateError
+from reconciler.errors import RefusedForSafety, StateError
 from reconciler.state.backend import (
     DEFAULT_LEASE_SECONDS,
     BackendKind,
@@ -43,6 +43,18 @@ from reconciler.state.postgres_lock import PostgresLease, fence, take
 
 PLAN_KEY_BYTES = 32
 POLL_SECONDS = 0.25
+
+
+_KEY_READERS = """
+    SELECT r.rolname FROM pg_roles r
+    WHERE NOT r.rolsuper
+      AND (r.rolcanlogin OR EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = r.oid))
+      AND has_table_privilege(r.oid, '{s}.plan_keys', 'SELECT')
+      AND NOT has_table_privilege(r.oid, '{s}.versions', 'INSERT')
+    ORDER BY r.rolname
+"""
+"""Roles that can read the plan key but not write the records (a reporting role, a backup
+user): each of them could seal plans, so the stored key is refused while they exist."""
 
 
 class PostgresRecords(SiteRecords):
@@ -213,18 +225,31 @@ class PostgresRecords(SiteRecords):
             ).fetchall()
         return [parse_document(text, f"{self._where()} journal {seq}") for seq, text in rows]
 
-    def plan_key(self) -> bytes:
+    def plan_key(self, *, create: bool = True) -> bytes | None:
         with self._db.transaction(self._connection(), "read the plan key") as conn:
-            conn.execute(
-                self._db.q(
-                    "INSERT INTO {s}.plan_keys (site, key) VALUES (%s, %s) "
-                    "ON CONFLICT (site) DO NOTHING"
-                ),
-                [self.site, os.urandom(PLAN_KEY_BYTES)],
-            )
+            if create:
+                conn.execute(
+                    self._db.q(
+                        "INSERT INTO {s}.plan_keys (site, key) VALUES (%s, %s) "
+                        "ON CONFLICT (site) DO NOTHING"
+                    ),
+                    [self.site, os.urandom(PLAN_KEY_BYTES)],
+                )
             row = conn.execute(
                 self._db.q("SELECT key FROM {s}.plan_keys WHERE site = %s"), [self.site]
             ).fetchone()
+            readers = [str(name) for (name,) in conn.execute(self._db.q(_KEY_READERS)).fetchall()]
+        if readers:
+            raise RefusedForSafety(
+                f"The plan key in {self._where()} can be read by the database role(s) "
+                f"{', '.join(readers)}, which cannot write the records: any of them could seal "
+                "a plan that apply would accept.",
+                hint="Give the plan and apply jobs a secret RECONCILER_PLAN_KEY (at least 32 "
+                "characters; the stored key is then not used), or revoke their access: "
+                f"REVOKE SELECT ON {self._db.schema}.plan_keys FROM {', '.join(readers)}.",
+            )
+        if row is None and not create:
+            return None
         key = bytes(row[0]) if row else b""
         if len(key) != PLAN_KEY_BYTES:
             raise StateError(f"The plan key of {self._where()} is damaged.")

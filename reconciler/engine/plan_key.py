@@ -1,0 +1,62 @@
+"""Which key seals saved plans: one a reader of the records cannot use.
+
+A plan file is sealed with an HMAC (``plan_file``). Whoever holds the key can make a plan
+that ``apply`` accepts, so the key must be held only by those allowed to *propose* changes:
+
+* ``RECONCILER_PLAN_KEY``: a secret of at least 32 characters that the CI's secret store
+  gives to the plan and apply jobs only. The sealing key is derived from it and bound to the
+  site (a plan sealed for one site never verifies for another). Nothing of it is stored in
+  the records, so read access to the records (a reporting role, a backup) cannot forge.
+* Without it, the key kept with the records (created on first use). The PostgreSQL backend
+  refuses to use a stored key that roles other than the records' writers can read.
+
+Checking a plan never creates a key: a plan for records that have none is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+
+from reconciler.errors import ConfigError
+from reconciler.state.backend import SiteRecords
+
+PLAN_KEY_VARIABLE = "RECONCILER_PLAN_KEY"
+MIN_SECRET_LENGTH = 32
+
+
+class PlanSecret:
+    """``RECONCILER_PLAN_KEY``; never shown (``repr`` and ``str`` are masked)."""
+
+    def __init__(self, text: str) -> None:
+        if len(text) < MIN_SECRET_LENGTH:
+            raise ConfigError(
+                f"{PLAN_KEY_VARIABLE} is {len(text)} characters long; a plan key needs at least "
+                f"{MIN_SECRET_LENGTH}.",
+                hint="Generate one (for example `openssl rand -base64 48`), keep it in the CI's "
+                "secret store, and give it to the plan and apply jobs only.",
+            )
+        self._text = text
+
+    def __repr__(self) -> str:
+        return "PlanSecret(***)"
+
+    __str__ = __repr__
+
+    def key_for(self, site: str) -> bytes:
+        """The sealing key of ``site``: another site's plans never verify here."""
+        message = b"site-reconciler plan key v1\0" + site.encode("utf-8")
+        return hmac.new(self._text.encode("utf-8"), message, hashlib.sha256).digest()
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str]) -> PlanSecret | None:
+        text = env.get(PLAN_KEY_VARIABLE)
+        return cls(text) if text else None
+
+
+def sealing_key(store: SiteRecords, secret: PlanSecret | None, *, create: bool) -> bytes | None:
+    """The key plans of ``store``'s site are sealed with (None: the records have none)."""
+    if secret is not None:
+        return secret.key_for(store.site)
+    return store.plan_key(create=create)
