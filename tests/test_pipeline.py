@@ -339,3 +339,26 @@ def test_no_follow_up_line_or_message_repeats_the_state_password(
         assert "reconciler apply plan.json site --state" in planned.stdout + planned.stderr
         stored = (runner.directory / "plan.json").read_text()
     assert all(password not in text for text in [*runner.outputs, stored])
+
+
+def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
+    pipeline: Pipeline,
+) -> None:
+    pr = pipeline.runner()
+    assert pr.run("plan", "site/", "-o", "plan.json").returncode == EXIT_OK
+    pipeline.site.faults(latency_ms=150)
+    merge = pipeline.runner(plan_from=pr)
+    process = merge.start(
+        "apply", "plan.json", "site/", "--auto-approve", "--concurrency", "1", "--lock-lease", "3"
+    )
+    wait_for_writes(pipeline.site, 2)
+    os.kill(process.pid, signal.SIGKILL)  # the runner dies part-way
+    process.communicate(timeout=30)
+    pipeline.site.faults(latency_ms=0)
+    again = pipeline.runner(plan_from=pr).run(
+        "apply", "plan.json", "site/", "--auto-approve", "--lock-timeout", "30"
+    )
+    assert again.returncode == EXIT_REFUSED
+    assert "did not finish" in again.stderr and "actions ran" in again.stderr
+    assert "already been applied" not in again.stderr
+    assert "reconciler plan site/site.yaml -o plan.json" in again.stderr

@@ -9,6 +9,7 @@ take the site's lock and save explicitly (``ledger``).
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -179,14 +180,11 @@ async def apply_saved(
         saved.options.changed,
     )
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
-        if saved.checksum in state.records.applied_plans:
-            raise RefusedForSafety(
-                "This plan has already been applied; a saved plan can be applied once.",
-                hint="Make a new plan to see what, if anything, is left to change.",
-            )
         desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)
         manifest = Manifest(desired, saved.context.manifest_digest)
         seen = await observe(desired, site, state.records, options)
+        if saved.checksum in state.records.applied_plans:
+            _refuse_applied_again(saved, plan_from(manifest, site, seen, options), job_manifest)
         plan = still_needed(
             saved,
             plan_from(manifest, site, seen, options),
@@ -202,6 +200,31 @@ async def apply_saved(
         review.approve(plan)
         report = await _execute(plan, saved.checksum, desired, site, state, seen, on_progress)
     return ApplyResult(plan, report, (*state.learnt, *seen.learnt))
+
+
+def _refuse_applied_again(saved: Plan, fresh: Plan, job_manifest: Manifest | None) -> None:
+    """A saved plan runs once. Say how far it got: an apply cut short (a crash, an outage) left
+    some of its actions undone, and what finishes the work is a new plan, not this one."""
+    needed = {action.id: action for action in fresh.actions}
+    left = [
+        action
+        for action in saved.actions
+        if (match := needed.get(action.id)) is not None and match.params() == action.params()
+    ]
+    total = len(saved.actions)
+    if not left:
+        raise RefusedForSafety(
+            f"This plan has already been applied ({total} of {total} actions ran); a saved "
+            "plan can be applied once.",
+            hint="Make a new plan to see what, if anything, is left to change.",
+        )
+    files = job_manifest.desired.files if job_manifest else saved.context.manifest_files
+    command = " ".join(["reconciler plan", *(shlex.quote(f) for f in files), "-o plan.json"])
+    raise RefusedForSafety(
+        f"This plan was started before and did not finish: {total - len(left)} of {total} "
+        f"actions ran, {len(left)} did not. A saved plan is applied once.",
+        hint=f"To finish, make a new plan for what is left and review it:\n  {command}",
+    )
 
 
 def _under_strictest_policy(
