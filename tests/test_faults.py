@@ -408,3 +408,31 @@ def test_an_apply_killed_at_random_points_is_picked_up_by_the_next(tmp_path: Pat
 @pytest.mark.parametrize("seed", range(5))
 def test_soak_an_apply_killed_at_random_points_is_picked_up(tmp_path: Path, seed: int) -> None:
     tally("SIGKILL during apply (CLI, soak)", kill_and_recover(tmp_path, kills=20, seed=seed))
+
+
+def test_a_write_answered_after_the_timeout_is_never_sent_again_before_it_shows(
+    tmp_path: Path,
+) -> None:
+    """The site takes 1.5 s to carry out a workspace_add; the client gives up after 0.5 s and
+    reads: nothing yet. Sending it again would make two workspaces on a site that allows
+    duplicate names. It stays unknown instead, and the next apply finds the one workspace."""
+    document = {"version": 1, "workspaces": [{"name": "Slow", "users": ["alice"]}]}
+    desired = load_desired(document, tmp_path / "site.yaml")
+    settings = SandboxSettings(allow_duplicate_workspace_names=True)
+
+    async def run() -> tuple[list[str], list[str], int]:
+        async with engine_site(example_seed(), tmp_path / "state", settings, timeout=0.5) as site:
+            site.tap.slow = lambda method: 1.5 if method == "workspace_add" else 0.0
+            first = await site.apply(desired, PlanOptions())
+            await asyncio.gather(*site.tap.late)  # the site finishes the first write
+            site.tap.slow = lambda method: 0.0
+            second = await site.apply(desired, PlanOptions())
+            names = [ws["name"] for ws in site.dump()["workspaces"]]
+            assert first.report is not None
+            statuses = [outcome.status for outcome in first.report.outcomes]
+            return names, statuses, len(second.plan.actions)
+
+    names, statuses, left = asyncio.run(run())
+    assert names.count("Slow") == 1, names
+    assert statuses == ["unknown"], statuses
+    assert left == 0  # the second apply found it done

@@ -133,6 +133,7 @@ class Boundary:
                 "the site may or may not have applied the change.",
                 method=method.name,
                 hint=UNKNOWN_OUTCOME_HINT,
+                late=isinstance(exc, TimeoutError),
             )
         else:
             error = TransportError(

@@ -95,7 +95,13 @@ class OutcomeUnknown(TransportError):
     """A write got no readable answer: the site may or may not have applied it.
 
     Never retried by the client; the engine reads the site to find out before it tries again.
+    ``late`` is True when the answer did not come within the deadline: the site may still be
+    carrying the write out, so a read that does not show it yet proves nothing.
     """
+
+    def __init__(self, message: str, *, late: bool = False, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.late = late
 
 
 class ProtocolError(SiteError):

@@ -145,8 +145,8 @@ class Executor:
             # as pending, the next apply reads the site before sending it again.
             self.events.append(Pending(action))
             raise
-        except OutcomeUnknown:
-            return await self._after_unknown(action, attempt)
+        except OutcomeUnknown as exc:
+            return await self._after_unknown(action, attempt, late=exc.late)
         except NotFound as exc:
             if action.deletion() is not None and not _unknown_method(exc):
                 return self._done(action, Result(), "already gone from the site")
@@ -162,8 +162,14 @@ class Executor:
     def _known(self) -> Known:
         return Known(self.before_ids, self.recorded_ids, dict(self.new_ids))
 
-    async def _after_unknown(self, action: WriteAction, attempt: int, why: str = "") -> Outcome:
-        """Look at the site before trying again: never create anything twice."""
+    async def _after_unknown(
+        self, action: WriteAction, attempt: int, why: str = "", *, late: bool = False
+    ) -> Outcome:
+        """Look at the site before trying again: never create anything twice.
+
+        A write whose answer did not come within the deadline (``late``) is never sent again
+        in this apply: the site may still be carrying it out, and a read that does not show
+        it yet proves nothing. It stays of unknown outcome; the next apply reads first."""
         try:
             settlement = await action.settle(self.client)
         except SiteError as exc:
@@ -175,6 +181,13 @@ class Executor:
         if settlement.remaining is None:
             first = f"{why}; " if why else "no answer came, but "
             return Outcome(action, "done", f"{first}the site shows it was applied")
+        if late:
+            return self._unknown(
+                settlement.remaining,
+                "no answer within --timeout, and the site does not show the change yet: it may "
+                "still be under way, so it was not sent again (the next apply reads the site "
+                "first)",
+            )
         if attempt >= 2:
             return self._unknown(settlement.remaining, why or "no answer, twice")
         return await self._perform(settlement.remaining, attempt + 1)

@@ -54,11 +54,30 @@ class FaultTap(httpx.AsyncBaseTransport):
         # answers without doing anything: API method -> (status, body), None to pass it on.
         self.lie: Callable[[str, bytes], bytes] | None = None
         self.instead: Callable[[str], tuple[int, bytes] | None] = lambda method: None
+        # A slow site: API method -> seconds it takes before it carries the request out. The
+        # request goes on even when the client has given up waiting (``late`` keeps it).
+        self.slow: Callable[[str], float] = lambda method: 0.0
+        self.late: list[asyncio.Task[httpx.Response]] = []
 
     def method_of(self, request: httpx.Request) -> str:
         return request.url.path.rsplit("/", 1)[-1].removesuffix(".xml")
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        pause = self.slow(self.method_of(request))
+        if pause:
+            body = await request.aread()
+            copy = httpx.Request(request.method, request.url, headers=request.headers, content=body)
+
+            async def later() -> httpx.Response:
+                await asyncio.sleep(pause)
+                return await self._forward(copy)
+
+            task = asyncio.ensure_future(later())
+            self.late.append(task)
+            return await asyncio.shield(task)
+        return await self._forward(request)
+
+    async def _forward(self, request: httpx.Request) -> httpx.Response:
         scripted = self.instead(self.method_of(request))
         if scripted is not None:
             status, content = scripted
