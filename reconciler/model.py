@@ -177,3 +177,4 @@ class LiveSite:
     groups_listed: bool  # False when the site does not report groups at all
     notes: tuple[str, ...] = ()  # plain sentences on what could not be observed
     caller_id: int | None = None  # the user whose API key makes the calls, when it was read
+    users_complete: bool = False  # True when ``users`` is the site's whole user list

@@ -29,10 +29,11 @@ import yaml
 
 from reconciler.api.errors import SiteError
 from reconciler.api.records import WorkspaceSettings
-from reconciler.engine import ledger
+from reconciler.engine import ledger, workflow
 from reconciler.engine.actions import ACTION_TYPES, action_from_data
 from reconciler.engine.journal import Journal
 from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.workflow import AutoApprove, Manifest
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.model import DesiredSite
 from reconciler.sandbox.settings import SandboxSettings
@@ -436,3 +437,37 @@ def test_a_write_answered_after_the_timeout_is_never_sent_again_before_it_shows(
     assert names.count("Slow") == 1, names
     assert statuses == ["unknown"], statuses
     assert left == 0  # the second apply found it done
+
+
+def test_a_member_deleted_on_the_site_is_reported_once_and_never_jams_the_pipeline(
+    tmp_path: Path,
+) -> None:
+    """bob is in the group "crew" by the records; an administrator deletes bob's account in
+    the web app. No call that fails for ever: he is dropped from the records, said once."""
+    with_bob = {"version": 1, "groups": [{"name": "crew", "members": ["alice", "bob"]}]}
+    without = {"version": 1, "groups": [{"name": "crew", "members": ["alice"]}]}
+    said = 'user #1002 no longer exists; dropped from the records of user group "crew"'
+
+    async def run() -> None:
+        async with engine_site(example_seed(), tmp_path / "state") as site:
+            assert (await site.apply(load_desired(with_bob, tmp_path / "a.yaml"))).complete
+            site.app.sandbox.store.delete_user(1002, int(time.time()))  # by hand
+            desired = load_desired(without, tmp_path / "a.yaml")
+            plan = await site.plan(desired)
+            assert plan.actions == (), [a.summary() for a in plan.actions]
+            result = await workflow.apply_manifest(
+                Manifest(desired), site.site, PlanOptions(), AutoApprove()
+            )
+            assert said in result.learnt
+            assert 1002 not in site.records().groups["crew"].members
+            again = await workflow.apply_manifest(
+                Manifest(desired), site.site, PlanOptions(), AutoApprove()
+            )
+            assert not any("no longer exists" in line for line in again.learnt)  # once
+            drift = await workflow.drift(Manifest(desired), site.site)
+            assert "1002" not in json.dumps(drift)
+            gone = {"version": 1, "groups": [], "policy": {"prune": True}}
+            pruned = await site.apply(load_desired(gone, tmp_path / "a.yaml"))
+            assert pruned.complete and "crew" not in {g["name"] for g in site.dump()["groups"]}
+
+    asyncio.run(run())

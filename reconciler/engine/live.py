@@ -93,7 +93,13 @@ class LiveReader:
         # A site that omits groups at / cannot be told apart from one with no groups, so an
         # answer without any group is not trusted to prove that a recorded group is gone.
         return LiveSite(
-            users, workspaces, groups, bool(groups), notes=tuple(notes), caller_id=caller
+            users,
+            workspaces,
+            groups,
+            bool(groups),
+            notes=tuple(notes),
+            caller_id=caller,
+            users_complete=True,  # user_list read to its last page
         )
 
     async def read_scoped(

@@ -11,12 +11,44 @@ records matter for pruning; each write kind says what a read proves
 from __future__ import annotations
 
 from reconciler.engine.actions import MalformedAction, action_from_data
-from reconciler.engine.records import Event, PendingCleared, Records, reduce
+from reconciler.engine.records import Event, MembersGone, PendingCleared, Records, reduce
 from reconciler.model import LiveSite
 
 
 def settle(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
-    """``records`` with every pending write settled against ``live``, and what was learnt."""
+    """``records`` with every pending write settled against ``live``, recorded members who no
+    longer exist dropped, and what was learnt."""
+    records, gone = drop_dead_members(records, live)
+    settled, learnt = _settle_pending(records, live)
+    return settled, gone + learnt
+
+
+def drop_dead_members(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
+    """Recorded members whose user the site no longer has, dropped from the records.
+
+    Removing them would be a call that fails for ever (the site knows no such user) and
+    would jam every later apply and prune. Only a *complete* user list proves a user gone.
+    """
+    if not live.users_complete:
+        return records, []
+    exists = {user.id for user in live.users}
+    events: list[Event] = []
+    said: list[str] = []
+    for kind, table in (("workspace", records.workspaces), ("group", records.groups)):
+        for name, record in sorted(table.items()):
+            dead = sorted(member for member in record.members if member not in exists)
+            if not dead:
+                continue
+            events.append(MembersGone(kind, name, frozenset(dead)))
+            what = "user group" if kind == "group" else "workspace"
+            said += [
+                f'user #{user_id} no longer exists; dropped from the records of {what} "{name}"'
+                for user_id in dead
+            ]
+    return (reduce(records, events), said) if events else (records, [])
+
+
+def _settle_pending(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
     if not records.pending:
         return records, []
     learnt: list[str] = []

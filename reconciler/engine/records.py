@@ -232,6 +232,21 @@ class PolicyApplied(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class MembersGone(Event):
+    """Recorded members of a workspace or group whose users no longer exist on the site."""
+
+    kind: Literal["workspace", "group"]
+    name: str
+    user_ids: frozenset[int]
+
+    def fold(self, tables: Tables) -> None:
+        table: dict[str, Any] = tables.workspaces if self.kind == "workspace" else tables.groups
+        record = table.get(self.name)
+        if record is not None:
+            table[self.name] = replace(record, members=record.members - self.user_ids)
+
+
+@dataclass(frozen=True, slots=True)
 class Forgotten(Event):
     """A person ran ``state forget``: the record goes, the site is not changed."""
 
