@@ -8,6 +8,7 @@ or in a directory on a "shared disk"; both must behave the same, lock included.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -29,7 +30,7 @@ from reconciler.sandbox.settings import SandboxSettings
 from reconciler.state.backend import Holder, SaveInfo
 from reconciler.state.locate import open_records, parse_location
 from tests.support.loopback import LoopbackSite, loopback_site, reconciler_command
-from tests.support.postgres import PostgresServer
+from tests.support.postgres import PostgresServer, libpq_environment, running_postgres
 from tests.support.tcp_proxy import TcpProxy
 
 MANIFEST: dict[str, Any] = {
@@ -366,3 +367,43 @@ def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
     assert "did not finish" in again.stderr and "actions ran" in again.stderr
     assert "already been applied" not in again.stderr
     assert "reconciler plan site/site.yaml -o plan.json" in again.stderr
+
+
+def test_a_database_restart_mid_apply_loses_no_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The records' database restarts while an apply is writing to the site: the intents and
+    the writes under way survive; the next apply settles them and creates nothing twice."""
+    manifest = {
+        "version": 1,
+        "users": [
+            {"username": n, "email": f"{n}@acme.example", "first_name": n, "last_name": "X"}
+            for n in ("nina", "omar", "pia")
+        ],
+        "groups": [{"name": f"team-{i}", "members": ["nina", "alice"]} for i in range(4)],
+    }
+    with running_postgres() as server:
+        libpq_environment(monkeypatch, server.app_password)
+        monkeypatch.setenv("RECONCILER_STATE", server.url(schema="restarted"))
+        (tmp_path / "server").mkdir()
+        with loopback_site(tmp_path / "server") as site:
+            site.write_manifest("team.yaml", manifest)
+            site.faults(latency_ms=250)
+            process = site.start(
+                "apply", "team.yaml", "--auto-approve", "--concurrency", "1", "--lock-lease", "2"
+            )
+            wait_for_writes(site, 2)  # users created, groups being created
+            server.stop()
+            time.sleep(1)
+            server.start()
+            _, stderr = site.collect(process)
+            assert "Traceback" not in stderr and "never awaited" not in stderr, stderr
+            site.faults(latency_ms=0)
+            finished = site.run("apply", "team.yaml", "--auto-approve", "--lock-timeout", "30")
+            assert finished.returncode == EXIT_OK, finished.stdout + finished.stderr
+            groups = Counter(g["name"] for g in site.state()["groups"])
+            users = Counter(u["username"] for u in site.state()["users"])
+            assert [groups[f"team-{i}"] for i in range(4)] == [1] * 4, groups
+            assert all(users[n] == 1 for n in ("nina", "omar", "pia")), users
+            shown = json.loads(site.run("state", "show", "team.yaml").stdout)
+            assert all(shown["users"][n]["managed"] for n in ("nina", "omar", "pia")), shown

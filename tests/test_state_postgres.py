@@ -3,6 +3,7 @@ the network. What both backends promise is in ``test_state_backends.py``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -16,7 +17,13 @@ import pytest
 from reconciler.errors import RefusedForSafety, StateError
 from reconciler.state.backend import Holder, LockLost, SaveInfo, SiteRecords, Snapshot
 from reconciler.state.locate import open_records, parse_location
-from tests.support.postgres import APP_ROLE, DATABASE, PostgresServer, libpq_environment
+from tests.support.postgres import (
+    APP_ROLE,
+    DATABASE,
+    PostgresServer,
+    libpq_environment,
+    running_postgres,
+)
 from tests.support.tcp_proxy import TcpProxy
 
 SITE = "https://acme.example.net"
@@ -229,3 +236,26 @@ def test_a_plan_key_that_a_read_only_role_can_read_is_refused(
     with postgres_server.admin() as admin:
         admin.execute(f"REVOKE SELECT ON {schema}.plan_keys FROM {reader}")
     assert records.plan_key(create=False) is not None
+
+
+def test_a_journal_entry_survives_a_database_crash_right_after_it_was_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server running with ``synchronous_commit = off`` (as this test server does, and some
+    production ones) acknowledges a commit before it is on disk: a crash a moment later loses
+    it. The journal says which writes may have reached the site; it must never be lost."""
+    with running_postgres() as server:
+        libpq_environment(monkeypatch, server.app_password)
+        lost = 0
+        for attempt in range(5):
+            location = parse_location(server.url(schema=f"crash{attempt}"), base_dir=Path("/"))
+            records = open_records(location, SITE)
+            lease = records.lock(Holder.current("apply (test)"))
+            records.journal_append(lease, {"event": "intent", "n": attempt})
+            server.stop()  # at once: a crash, a failover
+            server.start()
+            with open_records(location, SITE) as fresh:
+                lost += not any(e.get("n") == attempt for e in fresh.journal_entries())
+            with contextlib.suppress(StateError):
+                records.close()
+        assert lost == 0, f"{lost} of 5 journal entries lost in a crash"

@@ -35,6 +35,7 @@ from reconciler.engine.journal import Journal
 from reconciler.engine.live import live_user
 from reconciler.engine.records import Event, Records, reduce
 from reconciler.engine.safety import RunCheck
+from reconciler.errors import StateError
 
 Status = Literal["done", "failed", "skipped", "unknown"]
 
@@ -80,6 +81,7 @@ class Executor:
         self.events: list[Event] = []
         self.status: dict[str, Status] = {}
         self.new_ids: dict[str, int] = {}  # users created by this apply, by username
+        self.halted = False  # the journal could not be written: no further write starts
         self.before_ids = frozenset(before_ids)  # user IDs on the site before any write
         self.recorded_ids = {user.id: name for name, user in records.users.items()}
 
@@ -100,7 +102,15 @@ class Executor:
             if not hold and any(_deletes_user(action) for action in batch):
                 await self._read_users_again()
             now = self.records if phase.destructive else self.base
-            report.outcomes += await asyncio.gather(*(self._run(a, hold, now) for a in batch))
+            done = await asyncio.gather(
+                *(self._run(a, hold, now) for a in batch), return_exceptions=True
+            )
+            # Every write under way has finished (or failed) before anything is raised: a
+            # journal that cannot be written stops the apply, never with writes orphaned.
+            failures = [r for r in done if isinstance(r, BaseException)]
+            if failures:
+                raise failures[0]
+            report.outcomes += [r for r in done if isinstance(r, Outcome)]
         after = self.client.stats.calls
         report.calls = {m: n - before.get(m, 0) for m, n in after.items() if n - before.get(m, 0)}
         report.seconds = time.monotonic() - started
@@ -137,7 +147,15 @@ class Executor:
         return outcome
 
     async def _perform(self, action: WriteAction, attempt: int = 1) -> Outcome:
-        self.journal.write("intent", action)
+        if self.halted:
+            return Outcome(
+                action, "skipped", "the records could not be written, so no more writes are sent"
+            )
+        try:
+            self.journal.write("intent", action)  # no write is ever sent unjournaled
+        except StateError:
+            self.halted = True
+            raise
         try:
             result = await action.call(self.client)
         except asyncio.CancelledError:

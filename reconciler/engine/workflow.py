@@ -32,7 +32,7 @@ from reconciler.engine.records import Forgotten, PlanApplied, PolicyApplied, Rec
 from reconciler.engine.safety import RunCheck
 from reconciler.engine.saved import still_needed
 from reconciler.engine.snapshot import desired_from_data, policy_to_data
-from reconciler.errors import ReconcilerError, RefusedForSafety
+from reconciler.errors import ReconcilerError, RefusedForSafety, StateError
 from reconciler.model import DesiredSite, Policy
 from reconciler.state.backend import Holder, SiteRecords
 
@@ -287,16 +287,44 @@ async def _execute(
         before_ids=(user.id for user in seen.live.users),
     )
     report: ApplyReport | None = None
+    journal_failed = False
     try:
         report = await executor.run(plan.actions)
+    except StateError as exc:
+        # No final save: it would clear the journal, whose entries for the writes under way
+        # are all the next apply has to settle them by. The journal stays, the lock lapses.
+        journal_failed = True
+        done_writes = sum(1 for status in executor.status.values() if status == "done")
+        raise StateError(
+            f"The records could not be written during apply ({exc.message}), so it stopped "
+            f"after {done_writes} completed write(s): no write is ever sent without its "
+            "journal entry.",
+            hint="Run apply again once the records can be reached: the journal keeps every "
+            "write that was under way, and the next apply (on any runner) reads the site "
+            "before sending any of them again.",
+        ) from None
     finally:
-        done = executor.records
-        final = reduce(done, declared_events(desired, done, report))
-        if report is not None:
-            final = reduce(final, [reconciled_event(seen, plan, final, desired, report)])
-        summary = _report_line(report) if report is not None else "apply interrupted"
-        state.save(final, summary, plan=checksum)
+        if not journal_failed:
+            _final_save(executor, desired, seen, plan, report, state, checksum)
     return report
+
+
+def _final_save(
+    executor: Executor,
+    desired: DesiredSite,
+    seen: Observation,
+    plan: Plan,
+    report: ApplyReport | None,
+    state: ledger.LockedRecords,
+    checksum: str,
+) -> None:
+    """Fold this apply's results in and save, clearing the journal (folded by this save)."""
+    done = executor.records
+    final = reduce(done, declared_events(desired, done, report))
+    if report is not None:
+        final = reduce(final, [reconciled_event(seen, plan, final, desired, report)])
+    summary = _report_line(report) if report is not None else "apply interrupted"
+    state.save(final, summary, plan=checksum)
 
 
 def _save_without_writes(

@@ -41,11 +41,19 @@ CONNECTION_DEFAULTS = {
 }
 IDLE_IN_TRANSACTION_SECONDS = 15
 TRANSACTION_SETTINGS = sql.SQL(
-    f"SET LOCAL idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_SECONDS}s'"
+    "SELECT set_config('idle_in_transaction_session_timeout', "
+    f"'{IDLE_IN_TRANSACTION_SECONDS}s', true), set_config('synchronous_commit', 'on', true)"
 )
-"""A runner that vanishes in the middle of a transaction would hold its row locks (the lease
-row among them) until the server's TCP keepalive noticed, hours later by default; the server
-ends such a session after this long instead. ``SET LOCAL`` lasts for the transaction only."""
+"""Two settings for each transaction only (``is_local``: safe behind a pooler):
+
+* A runner that vanishes in the middle of a transaction would hold its row locks (the lease
+  row among them) until the server's TCP keepalive noticed, hours later by default; the
+  server ends such a session after this long instead.
+* ``synchronous_commit = on``: a server configured with it off acknowledges a commit before
+  it is on disk, and a crash a moment later loses it. A journal entry lost that way is a
+  write the next apply does not know it may have made (a group created twice); a lost save,
+  records that forget what they created. The tool's commits are few and small: it asks for
+  durable ones whatever the server's default."""
 CONNECTION_HINT = (
     "Check the URL, that the server runs and accepts connections from here, and the "
     "credentials (PGPASSWORD, ~/.pgpass or a service file)."

@@ -47,6 +47,23 @@ class PostgresServer:
     port: int
     admin_password: str
     app_password: str  # the password of APP_ROLE, owner of DATABASE: what the tool uses
+    data_dir: str = ""  # for ``stop``/``start``: a test that restarts its own server
+    log_file: str = ""
+    options: str = ""
+
+    def stop(self) -> None:
+        """Stop the server at once (connections are cut, as in a crash or a failover)."""
+        bindir = server_binaries()
+        assert bindir is not None and self.data_dir
+        _run([str(bindir / "pg_ctl"), "-D", self.data_dir, "-m", "immediate", "stop"])
+
+    def start(self) -> None:
+        bindir = server_binaries()
+        assert bindir is not None and self.data_dir
+        _run(
+            [str(bindir / "pg_ctl"), "-D", self.data_dir, "-l", self.log_file, "-w", "-t", "30",
+             "-o", self.options, "start"]
+        )  # fmt: skip
 
     def url(self, *, schema: str | None = None, port: int | None = None) -> str:
         """The tool's URL for the records database, without the password (it comes from
@@ -129,7 +146,15 @@ def running_postgres(*, durable: bool = False) -> Iterator[PostgresServer]:
             [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "server.log"), "-w",
              "-t", "30", "-o", settings, "start"]
         )  # fmt: skip
-        server = PostgresServer("127.0.0.1", port, admin_password, app_password)
+        server = PostgresServer(
+            "127.0.0.1",
+            port,
+            admin_password,
+            app_password,
+            str(data),
+            str(base / "server.log"),
+            settings,
+        )
         with psycopg.connect(
             host=server.host, port=port, user=SUPERUSER, password=admin_password,
             dbname="postgres", sslmode="disable", autocommit=True,
