@@ -352,3 +352,33 @@ def test_a_runner_waiting_for_the_lock_says_whom_it_waits_for_once_then_progress
     assert len([line for line in lines if "Waiting for the lock" in line]) == 1
     assert "held by" in lines[0] and "4242" in lines[0]
     assert 2 <= len([line for line in lines if line.startswith("Still waiting")]) <= 5
+
+
+ODD_NAMES = ["da\x00ve", "lone\ud800surrogate", "\ufdd0starts-with-the-mark", "plain"]
+
+
+def test_any_text_a_site_answers_is_stored_and_read_back_exactly(backend: Backend) -> None:
+    """A username with U+0000 or a lone surrogate (the site said so) used to fail every
+    PostgreSQL save (jsonb refuses both); every backend keeps it exactly."""
+    records = backend.open()
+    data = records_of(references={name: [1000 + i, name] for i, name in enumerate(ODD_NAMES)})
+    entry = {"event": "intent", "names": ODD_NAMES}
+    with records.lock(Holder.current("apply")) as lease:
+        records.journal_append(lease, entry)
+        records.save(data, expected_version=0, info=info("forgot da\x00ve"), lease=lease)
+    assert records.load().data == data
+    assert records.journal_entries() == [entry]
+    assert "\x00" not in records.history()[-1].summary
+
+
+def test_a_huge_holder_name_is_cut_in_refusals_and_history(backend: Backend) -> None:
+    records = backend.open()
+    huge = Holder("h" * 10_000_000, 1, "u" * 1_000_000, "apply " + "x" * 5_000_000)
+    with records.lock(huge) as lease:
+        records.save(
+            records_of(), expected_version=0, info=SaveInfo(huge.describe(), "s"), lease=lease
+        )
+        with pytest.raises(LockHeld) as refused:
+            backend.open().lock(Holder.current("apply"))
+    assert len(str(refused.value)) < 2_000
+    assert len(records.history()[-1].saved_by) < 1_000

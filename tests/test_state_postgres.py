@@ -259,3 +259,19 @@ def test_a_journal_entry_survives_a_database_crash_right_after_it_was_written(
             with contextlib.suppress(StateError):
                 records.close()
         assert lost == 0, f"{lost} of 5 journal entries lost in a crash"
+
+
+def test_a_lease_token_at_the_end_of_bigint_is_one_clear_error(
+    postgres_server: PostgresServer, postgres_url: str, opened: list[SiteRecords]
+) -> None:
+    records = records_at(postgres_url, opened)
+    with records.lock(Holder.current("apply")):
+        pass
+    schema = postgres_url.rsplit("schema=", 1)[1]
+    with postgres_server.admin() as admin:
+        admin.execute(f"UPDATE {schema}.leases SET token = 9223372036854775807")
+    with pytest.raises(StateError) as refused:
+        records.lock(Holder.current("apply"))
+    assert "Cannot lock the records" in refused.value.message
+    assert "bigint out of range" in refused.value.message
+    assert "Traceback" not in str(refused.value) and len(str(refused.value)) < 1_000

@@ -82,6 +82,20 @@ class ConflictingUpdate(StateError):
     """The records changed since they were loaded: saving would lose someone's update."""
 
 
+MAX_HOLDER_TEXT = 200
+"""Each part of a holder (host, user, command, CI job) is cut to this many characters: a lock
+refusal names the holder, and a 10 MB name in a lease row must not become a 10 MB message."""
+MAX_SUMMARY_TEXT = 1000
+
+
+def plain_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters (marked with "…"), with NUL and lone surrogates
+    (which a PostgreSQL text column refuses) shown as U+FFFD."""
+    if not text.isprintable() or any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        text = "".join("\ufffd" if c == "\0" or 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass(frozen=True, slots=True)
 class Holder:
     """Who holds (or asks for) a lock, as a refusal names them."""
@@ -92,6 +106,12 @@ class Holder:
     command: str
     ci_job: str | None = None
     since: str | None = None  # ISO 8601 UTC; set by the backend when the lock is taken
+
+    def __post_init__(self) -> None:
+        for name in ("host", "user", "command"):
+            object.__setattr__(self, name, plain_text(getattr(self, name), MAX_HOLDER_TEXT))
+        if self.ci_job is not None:
+            object.__setattr__(self, "ci_job", plain_text(self.ci_job, MAX_HOLDER_TEXT))
 
     @classmethod
     def current(cls, command: str, env: Mapping[str, str] | None = None) -> Holder:
@@ -160,6 +180,11 @@ class SaveInfo:
     saved_by: str  # ``Holder.describe()`` of the saver, or a shorter "user@host"
     summary: str  # one line: what changed
     plan: str | None = None  # checksum of the plan this save belongs to, if any
+
+    def __post_init__(self) -> None:
+        # History lines stay lines: bounded, and free of what a text column refuses.
+        object.__setattr__(self, "saved_by", plain_text(self.saved_by, MAX_HOLDER_TEXT * 3))
+        object.__setattr__(self, "summary", plain_text(self.summary, MAX_SUMMARY_TEXT))
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,9 +49,9 @@ from reconciler.state.directory_lock import SiteLock
 from reconciler.state.documents import (
     DAMAGED_HINT,
     check_site,
-    dump_document,
-    parse_document,
+    dump_stored,
     parse_json,
+    parse_stored,
     utc_stamp,
 )
 from reconciler.state.files import (
@@ -131,7 +131,7 @@ class DirectoryRecords(SiteRecords):
             text = path.read_bytes()
         meta_line, _, data_line = text.partition(b"\n")
         return _version_info(meta_line, path), check_site(
-            parse_document(data_line, str(path)), self.site, f"at {path}"
+            parse_stored(data_line, str(path)), self.site, f"at {path}"
         )
 
     def load(self) -> Snapshot:
@@ -199,7 +199,7 @@ class DirectoryRecords(SiteRecords):
             text = read_file(self.legacy_state)
         if text is None:
             return None
-        data = parse_document(text, str(self.legacy_state))
+        data = parse_stored(text, str(self.legacy_state))
         if data.get("site") != self.site:
             raise StateError(
                 f"The records at {self.legacy_state} (the previous layout, one per host) belong "
@@ -228,7 +228,7 @@ class DirectoryRecords(SiteRecords):
     # -- the journal ------------------------------------------------------------------------
 
     def journal_append(self, lease: Lease, entry: dict[str, Any]) -> None:
-        line = (dump_document(entry) + "\n").encode()
+        line = (dump_stored(entry) + "\n").encode()
         with self._lock.fenced(lease), file_errors("write the journal", self.journal_path):
             private_directory(self.directory)
             fd = os.open(self.journal_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
@@ -340,11 +340,11 @@ def _version_body(info: VersionInfo, data: dict[str, Any]) -> bytes:
         "summary": info.summary,
         "plan": info.plan,
     }
-    return (dump_document(meta) + "\n" + dump_document(data) + "\n").encode()
+    return (dump_stored(meta) + "\n" + dump_stored(data) + "\n").encode()
 
 
 def _version_info(meta_line: bytes, path: Path) -> VersionInfo:
-    meta = parse_document(meta_line, str(path))
+    meta = parse_stored(meta_line, str(path))
     try:
         return VersionInfo(
             version=int(meta["version"]),
@@ -393,7 +393,7 @@ def _journal_lines(path: Path, *, strict: bool) -> list[dict[str, Any]]:
     entries = []
     for number, line in enumerate(complete, start=1):
         try:
-            entries.append(parse_document(line, f"{path} line {number}"))
+            entries.append(parse_stored(line, f"{path} line {number}"))
         except StateError:
             if strict:
                 raise

@@ -33,7 +33,7 @@ from typing import Any
 
 from reconciler.errors import StateError
 from reconciler.state.backend import Holder, Lease, LockLost
-from reconciler.state.documents import dump_document, parse_document, utc_stamp
+from reconciler.state.documents import dump_stored, parse_stored, utc_stamp
 from reconciler.state.files import file_errors, fsync_directory, private_directory, replace_file
 from reconciler.state.leases import Heartbeat, Refusal, lock_lost, wait_for_lock
 
@@ -120,7 +120,7 @@ class SiteLock:
                 text = self.lease_path.read_bytes()
             except FileNotFoundError:
                 return None
-        lease = parse_document(text, str(self.lease_path))
+        lease = parse_stored(text, str(self.lease_path))
         if not isinstance(lease.get("token"), int) or not isinstance(
             lease.get("expires_at"), int | float
         ):
@@ -132,7 +132,7 @@ class SiteLock:
 
     def _write(self, lease: dict[str, Any]) -> None:
         with file_errors("write the lock", self.lease_path):
-            replace_file(self.lease_path, dump_document(lease).encode())
+            replace_file(self.lease_path, dump_stored(lease).encode())
 
     def _holder_alive(self) -> bool:
         """Whether a process still holds the kernel lock on the current ``lock`` file."""

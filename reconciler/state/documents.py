@@ -96,3 +96,71 @@ def parse_stamp(text: str) -> datetime:
     """The moment a ``utc_stamp`` (or any ISO 8601 text with a zone) names."""
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# --- every string, even one jsonb or UTF-8 cannot hold --------------------------
+
+JSONB_MARK = "\ufdd0"
+"""A Unicode noncharacter (never in text people type) that opens an escaped string."""
+
+
+def _unstorable(char: str) -> bool:
+    """NUL and lone surrogates: jsonb refuses both (``\\u0000``, an unpaired ``\\ud800``)."""
+    code = ord(char)
+    return code == 0 or 0xD800 <= code <= 0xDFFF
+
+
+def _escape_text(text: str) -> str:
+    if not (text.startswith(JSONB_MARK) or any(_unstorable(c) for c in text)):
+        return text
+    out = [JSONB_MARK]
+    for char in text:
+        if char == JSONB_MARK:
+            out.append(JSONB_MARK * 2)
+        elif _unstorable(char):
+            out.append(f"{JSONB_MARK}u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _unescape_text(text: str) -> str:
+    if not text.startswith(JSONB_MARK):
+        return text
+    out: list[str] = []
+    rest, index = text[1:], 0
+    while index < len(rest):
+        char = rest[index]
+        if char != JSONB_MARK:
+            out.append(char)
+            index += 1
+        elif rest[index + 1 : index + 2] == JSONB_MARK:
+            out.append(JSONB_MARK)
+            index += 2
+        else:  # MARK u XXXX
+            out.append(chr(int(rest[index + 2 : index + 6], 16)))
+            index += 6
+    return "".join(out)
+
+
+def _walk(value: Any, text: Any) -> Any:
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        return {text(str(k)): _walk(v, text) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_walk(v, text) for v in value]
+    return value
+
+
+def dump_stored(data: Any) -> str:
+    """``dump_document`` as both backends store it: a site username with a NUL or a lone
+    surrogate (whatever the site answered) is stored reversibly, where PostgreSQL's jsonb and
+    UTF-8 files would refuse it and fail every save."""
+    return dump_document(_walk(data, _escape_text))
+
+
+def parse_stored(text: str | bytes, where: str) -> dict[str, Any]:
+    """``parse_document`` of what ``dump_stored`` stored, with every string as it was."""
+    result: dict[str, Any] = _walk(parse_document(text, where), _unescape_text)
+    return result

@@ -32,9 +32,9 @@ from reconciler.state.backend import (
 )
 from reconciler.state.documents import (
     check_site,
-    dump_document,
-    parse_document,
+    dump_stored,
     parse_stamp,
+    parse_stored,
     utc_stamp,
 )
 from reconciler.state.leases import Refusal, check_lease_seconds, lock_lost, wait_for_lock
@@ -87,7 +87,7 @@ class PostgresRecords(SiteRecords):
         if row is None:
             return Snapshot(0, None)
         version, text = row
-        data = parse_document(text, self._where(version))
+        data = parse_stored(text, self._where(version))
         return Snapshot(int(version), check_site(data, self.site, f"at {self._where(version)}"))
 
     def load(self) -> Snapshot:
@@ -141,7 +141,7 @@ class PostgresRecords(SiteRecords):
         clear_journal: bool = False,
     ) -> int:
         check_site(data, self.site, "given to save")
-        text = dump_document(data)
+        text = dump_stored(data)
         version = expected_version + 1
         with self._db.transaction(self._connection(), "save the records") as conn:
             fence(self._db, conn, self.site, self._token_of(lease))
@@ -209,7 +209,7 @@ class PostgresRecords(SiteRecords):
         )
 
     def journal_append(self, lease: Lease, entry: dict[str, Any]) -> None:
-        text = dump_document(entry)
+        text = dump_stored(entry)
         with self._db.transaction(self._connection(), "write the journal") as conn:
             fence(self._db, conn, self.site, self._token_of(lease))
             conn.execute(
@@ -223,7 +223,7 @@ class PostgresRecords(SiteRecords):
                 self._db.q("SELECT seq, entry::text FROM {s}.journal WHERE site = %s ORDER BY seq"),
                 [self.site],
             ).fetchall()
-        return [parse_document(text, f"{self._where()} journal {seq}") for seq, text in rows]
+        return [parse_stored(text, f"{self._where()} journal {seq}") for seq, text in rows]
 
     def plan_key(self, *, create: bool = True) -> bytes | None:
         with self._db.transaction(self._connection(), "read the plan key") as conn:
@@ -266,7 +266,7 @@ class PostgresRecords(SiteRecords):
                 info.saved_by,
                 info.summary,
                 info.plan,
-                dump_document(check_site(data, self.site, "given to import")),
+                dump_stored(check_site(data, self.site, "given to import")),
             )
             for info, data in versions
         ]

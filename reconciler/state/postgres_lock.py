@@ -25,7 +25,7 @@ import structlog
 
 from reconciler.errors import StateError
 from reconciler.state.backend import Holder, Lease
-from reconciler.state.documents import dump_document, parse_document, utc_stamp
+from reconciler.state.documents import dump_stored, parse_stored, utc_stamp
 from reconciler.state.leases import Heartbeat, Refusal, lock_lost
 from reconciler.state.postgres_db import Connection, Database
 
@@ -69,7 +69,7 @@ def take(
         if row is None:  # the row inserted above: only a concurrent DELETE by hand gets here
             raise StateError(f"The lock of {site} in {db.display} vanished while taken.")
         token, stored, released, live, held_for, now = row
-        previous = Holder.from_data(parse_document(stored, f"{db.display} (lease of {site})"))
+        previous = Holder.from_data(parse_stored(stored, f"{db.display} (lease of {site})"))
         if not released and live:
             return Refusal(previous, float(held_for))
         holder = replace(holder, since=utc_stamp(now))
@@ -79,7 +79,7 @@ def take(
                 "lease_seconds = %s, expires_at = %s + make_interval(secs => %s), "
                 "released = false WHERE site = %s"
             ),
-            [dump_document(holder.to_data()), lease_seconds, now, lease_seconds, site],
+            [dump_stored(holder.to_data()), lease_seconds, now, lease_seconds, site],
         )
         return int(token) + 1, holder, None if released else previous
 
