@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.engine import ledger
 from reconciler.errors import RefusedForSafety, StateError
 from reconciler.state.backend import Holder, LockHeld, SaveInfo, SiteRecords, Snapshot
 from reconciler.state.locate import open_records, parse_location
@@ -41,15 +42,20 @@ def test_every_version_and_the_plan_key_are_copied(
     source, target = places if direction == "push" else places[::-1]
     save_versions(source, "created Finance", "added erin", "removed judy")
     summary = copy_site(source, target, holder=HOLDER, force=False)
-    assert target.history() == source.history()
-    assert target.load() == source.load() == Snapshot(3, {"site": SITE, "n": 2})
+    assert target.history() == source.history()[:-1]  # the source's last: "migrated to"
+    assert target.load() == Snapshot(3, {"site": SITE, "n": 2})
     assert target.load_version(1) == source.load_version(1)
     assert target.plan_key() == source.plan_key()
     assert summary == (
         f"Copied 3 versions of the records of {SITE} (newest: version 3, saved "
-        f"{source.history()[-1].saved_at}) and its plan key from {source.location} to "
-        f"{target.location}."
+        f"{target.history()[-1].saved_at}) and its plan key from {source.location} to "
+        f"{target.location}. {source.location} is marked as moved: commands that still use "
+        "it say so."
     )
+    moved = source.load()
+    assert moved.version == 4 and moved.data is not None
+    assert moved.data["moved_to"]["location"] == target.location
+    assert source.history()[-1].summary == f"records migrated to {target.location}"
     with target.lock(Holder.current("apply")) as lease:  # and the copy goes on from there
         target.save({"site": SITE}, expected_version=3, info=SaveInfo("x", "y"), lease=lease)
 
@@ -64,9 +70,26 @@ def test_newer_records_in_the_target_are_not_overwritten_unless_forced(
         copy_site(runner, shared, holder=HOLDER, force=False)
     assert "holds newer records" in refused.value.message and "bob@ci" in refused.value.message
     assert shared.load().version == 2
-    copy_site(runner, shared, holder=HOLDER, force=True)
-    assert shared.load() == runner.load()
+    summary = copy_site(runner, shared, holder=HOLDER, force=True)
+    assert shared.load().data == runner.load_version(1).data
     assert [h.summary for h in shared.history()] == ["old apply on a laptop"]
+    assert f"Discarded the 2 version(s) {shared.location} held before:" in summary
+    assert "version 2, saved" in summary and "CI apply again" in summary
+
+
+def test_records_left_behind_by_a_migration_say_where_they_went(
+    places: tuple[SiteRecords, SiteRecords], capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner, shared = places
+    with runner.lock(Holder.current("apply")) as lease:
+        records_data = {"format": 1, "site": SITE}
+        runner.save(records_data, expected_version=0, lease=lease, info=SaveInfo("bob", "apply"))
+    copy_site(runner, shared, holder=HOLDER, force=False)
+    records = ledger.read(runner).records
+    assert records.moved_to is not None
+    notice = capsys.readouterr().err
+    assert f"were migrated to {shared.location}" in notice and "--state" in notice
+    assert ledger.read(shared).records.moved_to is None and not capsys.readouterr().err
 
 
 def test_records_of_the_previous_layout_are_copied_as_version_one(

@@ -161,7 +161,9 @@ def migrate(paths: tuple[str, ...], site_opts: SiteOptions, destination: str, fo
 
     The source is where the records are now (--state and the usual defaults). Use it to move
     a team's records from .reconciler/ to PostgreSQL, or back. It refuses to overwrite newer
-    records at the destination unless --force. Then point every runner at the destination.
+    records at the destination unless --force, and then lists every version it discarded.
+    The source is marked as moved (commands still using it say where the records went).
+    Then point every runner at the destination.
     """
     target = _target(site_opts, paths)
     to = parse_location(destination, base_dir=Path.cwd())

@@ -10,13 +10,24 @@ update.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from reconciler.engine.journal import Journal, recover
 from reconciler.engine.records import Records, reduce
 from reconciler.state.backend import Holder, Lease, SaveInfo, SiteRecords
+from reconciler.state.leases import say
+
+
+def moved_notice(store: SiteRecords, moved_to: Mapping[str, str]) -> str:
+    """What a runner still using records that ``state migrate`` copied elsewhere is told."""
+    where = moved_to.get("location", "another location")
+    return (
+        f"Note: the records at {store.location} were migrated to {where} "
+        f"({moved_to.get('at', 'at an unknown time')}) and are no longer the site's records: "
+        f"use --state (or RECONCILER_STATE) {where}."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +48,8 @@ def read(store: SiteRecords) -> Reading:
     entries = store.journal_entries()
     recovered = recover(entries, snapshot.version)
     learnt = list(recovered.problems)
+    if records.moved_to:
+        say(moved_notice(store, records.moved_to))
     if recovered.events:
         records = reduce(records, recovered.events)
         learnt.insert(0, f"folded {recovered.writes} write(s) of an interrupted apply")

@@ -106,6 +106,8 @@ class Records:
     # The policy the last apply ran under (its manifest's, as data): a saved plan never runs
     # under a weaker one, whatever policy the plan file carries.
     policy: Mapping[str, Any] | None = None
+    # Set by ``state migrate`` on the copy it left behind: where the records went, and when.
+    moved_to: Mapping[str, str] | None = None
 
     @property
     def empty(self) -> bool:
@@ -139,6 +141,7 @@ class Records:
             "references": {ref: list(found) for ref, found in sorted(self.references.items())},
             "last_full_read": self.last_full_read,
             "policy": None if self.policy is None else dict(self.policy),
+            **({"moved_to": dict(self.moved_to)} if self.moved_to else {}),
         }
 
     @classmethod
@@ -179,6 +182,7 @@ class Tables:
         self.references = dict(records.references)
         self.last_full_read = records.last_full_read
         self.policy = records.policy
+        self.moved_to = records.moved_to
 
     def frozen(self) -> Records:
         return Records(
@@ -192,6 +196,7 @@ class Tables:
             self.references,
             self.last_full_read,
             self.policy,
+            self.moved_to,
         )
 
 
@@ -493,6 +498,10 @@ def _user_from(name: str, item: Mapping[str, Any]) -> RecordedUser:
     )
 
 
+def _texts(mapping: Mapping[str, Any]) -> dict[str, str]:
+    return {str(key): str(value) for key, value in mapping.items()}
+
+
 def _records_from(data: object, site: str) -> Records:
     document = _mapping(data, "the document")
     version = document.get("format")
@@ -512,6 +521,7 @@ def _records_from(data: object, site: str) -> Records:
     references = _mapping(document.get("references", {}), "references")
     last_full_read = document.get("last_full_read")
     policy = document.get("policy")
+    moved = document.get("moved_to")
     return Records(
         site=site,
         workspaces={str(n): _workspace_from(str(n), i, version) for n, i in workspaces.items()},
@@ -523,6 +533,9 @@ def _records_from(data: object, site: str) -> Records:
         references={str(ref): _reference(found) for ref, found in references.items()},
         last_full_read=None if last_full_read is None else str(last_full_read),
         policy=None if policy is None else dict(_mapping(policy, "policy")),
+        moved_to=None
+        if moved is None
+        else {str(k): str(v) for k, v in _mapping(moved, "moved_to").items()},
     )
 
 

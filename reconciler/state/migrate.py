@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.errors import RefusedForSafety, StateError
-from reconciler.state.backend import Holder, SiteRecords, VersionInfo
+from reconciler.state.backend import Holder, Lease, SaveInfo, SiteRecords, VersionInfo
 from reconciler.state.documents import parse_stamp, utc_stamp
 
 
@@ -61,7 +61,7 @@ def copy_site(source: SiteRecords, target: SiteRecords, *, holder: Holder, force
             f"The source and the target are the same place: {source.location}.",
             hint="Name two different state locations.",
         )
-    with source.lock(holder), target.lock(holder) as target_lease:
+    with source.lock(holder) as source_lease, target.lock(holder) as target_lease:
         versions = _versions_of(source)
         newest = versions[-1][0]
         existing = target.history()
@@ -74,9 +74,48 @@ def copy_site(source: SiteRecords, target: SiteRecords, *, holder: Holder, force
                 "copying would lose them.",
                 hint="Copy the other way, or give --force if those records are to be discarded.",
             )
-        target.import_site(versions, source.plan_key(), lease=target_lease)
-    return (
+        key = source.plan_key()
+        assert key is not None  # created on first use
+        target.import_site(versions, key, lease=target_lease)
+        _mark_moved(source, versions[-1], target.location, holder, source_lease)
+    copied = (
         f"Copied {len(versions)} version{'s' if len(versions) != 1 else ''} of the records of "
         f"{source.site} (newest: version {newest.version}, saved {newest.saved_at}) and its "
-        f"plan key from {source.location} to {target.location}."
+        f"plan key from {source.location} to {target.location}. {source.location} is marked "
+        "as moved: commands that still use it say so."
     )
+    return copied + _discarded(existing, target.location)
+
+
+def _mark_moved(
+    source: SiteRecords,
+    newest: tuple[VersionInfo, dict[str, Any]],
+    location: str,
+    holder: Holder,
+    lease: Lease,
+) -> None:
+    """A last version at the source saying where the records went: a runner still pointed at
+    it is told, instead of silently planning against records nobody updates any more."""
+    _, data = newest
+    moved = {**data, "moved_to": {"location": location, "at": utc_stamp()}}
+    summary = f"records migrated to {location}"
+    source.save(
+        moved,
+        expected_version=source.load().version,
+        info=SaveInfo(holder.describe(), summary),
+        lease=lease,
+    )
+
+
+def _discarded(existing: list[VersionInfo], location: str, shown: int = 10) -> str:
+    """The versions at the destination that the copy replaced, said one by one (--force)."""
+    if not existing:
+        return ""
+    lines = [
+        f"  version {v.version}, saved {v.saved_at} by {v.saved_by}: {v.summary}"
+        for v in existing[-shown:]
+    ]
+    more = len(existing) - len(lines)
+    head = f"\nDiscarded the {len(existing)} version(s) {location} held before:"
+    tail = [f"  … and {more} older version(s)"] if more else []
+    return "\n".join([head, *lines, *tail])
