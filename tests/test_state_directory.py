@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import stat
 import subprocess
 import sys
@@ -264,3 +265,44 @@ def test_the_directory_backend_never_loads_psycopg(tmp_path: Path) -> None:
     )
     assert done.stdout.strip() == "False"
     assert (tmp_path / "state" / "sites").is_dir()
+
+
+def test_a_state_directory_others_can_write_or_do_not_own_is_refused(tmp_path: Path) -> None:
+    """Whoever can write the state directory can plant a plan key or rewrite the records."""
+    root = tmp_path / "state"
+    saved(root, records_of(n=1))
+    root.chmod(0o777)
+    with pytest.raises(StateError) as refused:
+        DirectoryRecords(root, SITE).load()
+    assert "can be written by its group and everyone (mode 777)" in refused.value.message
+    root.chmod(0o700)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(root, nobody.pw_uid, nobody.pw_gid)
+    with pytest.raises(StateError) as refused:
+        DirectoryRecords(root, SITE).load()
+    assert "belongs to nobody" in refused.value.message
+    os.chown(root, os.geteuid(), os.getegid())
+    assert DirectoryRecords(root, SITE).load().version == 1
+
+
+def test_the_plan_key_and_journal_are_never_read_through_a_link(tmp_path: Path) -> None:
+    root = tmp_path / "state"
+    records = saved(root, records_of(n=1))
+    planted = tmp_path / "attacker.key"
+    planted.write_bytes(b"k" * 32)
+    planted.chmod(0o600)
+    records.key_path.symlink_to(planted)
+    with pytest.raises(StateError) as refused:
+        DirectoryRecords(root, SITE).plan_key()
+    assert "symbolic link" in refused.value.message
+    records.key_path.unlink()
+    key = DirectoryRecords(root, SITE).plan_key()
+    assert key is not None and key != b"k" * 32
+    records.key_path.chmod(0o644)  # readable by others: anyone could seal plans
+    with pytest.raises(StateError) as refused:
+        DirectoryRecords(root, SITE).plan_key()
+    assert "private (mode 600)" in str(refused.value)
+    records.journal_path.symlink_to(tmp_path / "elsewhere.jsonl")
+    with pytest.raises(StateError), records.lock(Holder.current("apply")) as lease:
+        records.journal_append(lease, {"event": "intent"})
+    assert not (tmp_path / "elsewhere.jsonl").exists()

@@ -55,11 +55,14 @@ from reconciler.state.documents import (
     utc_stamp,
 )
 from reconciler.state.files import (
+    check_trusted_directory,
     file_errors,
     fsync_directory,
+    open_private,
     private_directory,
     publish_file,
     read_file,
+    read_private,
     replace_file,
 )
 from reconciler.state.leases import check_lease_seconds
@@ -107,9 +110,18 @@ class DirectoryRecords(SiteRecords):
         self.legacy_state = legacy / "state.json"
         self.legacy_journal = legacy / "journal.jsonl"
         self._lock = SiteLock(self.directory, site)
+        self._checked = False
 
     def __repr__(self) -> str:
         return f"DirectoryRecords({self.location!r}, {self.site!r})"
+
+    def _trusted(self) -> None:
+        """The state directory and this site's are this user's and writable by no one else
+        (checked before the first use: ``files.check_trusted_directory``)."""
+        if not self._checked:
+            for path in (self.root, self.root / "sites", self.directory):
+                check_trusted_directory(path)
+            self._checked = True
 
     # -- versions ---------------------------------------------------------------------------
 
@@ -135,6 +147,7 @@ class DirectoryRecords(SiteRecords):
         )
 
     def load(self) -> Snapshot:
+        self._trusted()
         versions = self._version_numbers()
         if versions:
             return Snapshot(versions[-1], self._read_version(versions[-1])[1])
@@ -142,6 +155,7 @@ class DirectoryRecords(SiteRecords):
         return Snapshot(0, legacy)
 
     def load_version(self, version: int) -> Snapshot:
+        self._trusted()
         if version not in self._version_numbers():
             raise StateError(
                 f"There is no version {version} of the records of {self.site} in {self.location}.",
@@ -150,6 +164,7 @@ class DirectoryRecords(SiteRecords):
         return Snapshot(version, self._read_version(version)[1])
 
     def history(self) -> list[VersionInfo]:
+        self._trusted()
         infos = []
         for version in self._version_numbers():
             path = self.versions_dir / _version_file(version)
@@ -166,6 +181,7 @@ class DirectoryRecords(SiteRecords):
         lease: Lease,
         clear_journal: bool = False,
     ) -> int:
+        self._trusted()
         check_site(data, self.site, "given to save")
         version = expected_version + 1
         body = _version_body(
@@ -228,10 +244,11 @@ class DirectoryRecords(SiteRecords):
     # -- the journal ------------------------------------------------------------------------
 
     def journal_append(self, lease: Lease, entry: dict[str, Any]) -> None:
+        self._trusted()
         line = (dump_stored(entry) + "\n").encode()
         with self._lock.fenced(lease), file_errors("write the journal", self.journal_path):
             private_directory(self.directory)
-            fd = os.open(self.journal_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = open_private(self.journal_path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
                 _drop_torn_tail(fd, self.journal_path)
                 os.write(fd, line)
@@ -265,6 +282,7 @@ class DirectoryRecords(SiteRecords):
                 path.unlink()
 
     def journal_entries(self) -> list[dict[str, Any]]:
+        self._trusted()
         entries: list[dict[str, Any]] = []
         with file_errors("read the journal", self.directory):
             if self.legacy_journal.exists() and self._legacy_journal_is_ours():
@@ -279,8 +297,9 @@ class DirectoryRecords(SiteRecords):
     # -- the plan key, the lock, copies -----------------------------------------------------
 
     def plan_key(self, *, create: bool = True) -> bytes | None:
+        self._trusted()
         with file_errors("read the plan key", self.key_path):
-            key = read_file(self.key_path)
+            key = read_private(self.key_path)
             if key is None and not create:
                 return None
             if key is None:
@@ -298,12 +317,14 @@ class DirectoryRecords(SiteRecords):
         wait_seconds: float = 0.0,
         lease_seconds: float | None = None,
     ) -> Lease:
+        self._trusted()
         lease = check_lease_seconds(self.lease_seconds if lease_seconds is None else lease_seconds)
         return self._lock.acquire(holder, wait_seconds=wait_seconds, lease_seconds=lease)
 
     def import_site(
         self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes, *, lease: Lease
     ) -> None:
+        self._trusted()
         for _, data in versions:
             check_site(data, self.site, "given to import")
         importing = self.directory / "versions.importing"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import errno
 import os
+import pwd
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +40,10 @@ _WHY: dict[int, tuple[str, str]] = {
     errno.ENOSPC: ("the disk is full", "Free some space on that disk and run the command again."),
     errno.EDQUOT: ("the disk quota is exceeded", "Free some space or raise the quota."),
     errno.EFBIG: ("the file would be too large", "Raise the file size limit (ulimit -f)."),
+    errno.ELOOP: (
+        "it is a symbolic link, and the records never follow one",
+        "Replace the link with the file itself (or restore the records from a copy).",
+    ),
 }
 
 
@@ -57,6 +63,71 @@ def file_errors(action: str, path: Path) -> Iterator[None]:
         yield
     except OSError as exc:
         raise file_error(exc, action, path) from exc
+
+
+def _owner_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def check_trusted_directory(path: Path) -> None:
+    """Refuse a state directory this user does not own, or that others may write to: whoever
+    can write there can change the records, plant a plan key, or swap a file for a link."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return  # made by the tool, mode 700, when first needed
+    except OSError as exc:
+        raise file_error(exc, "open the state directory", path) from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise StateError(f"The state location {path} is not a directory.")
+    if info.st_uid != os.geteuid():
+        raise StateError(
+            f"The state directory {path} belongs to {_owner_name(info.st_uid)}, not to "
+            f"{_owner_name(os.geteuid())}, who runs the tool: its owner could change the "
+            "records or the plan key.",
+            hint="Use a state directory of your own (the tool makes it mode 700), or run the "
+            "tool as its owner.",
+        )
+    if info.st_mode & 0o022:
+        who = "its group and everyone" if info.st_mode & 0o002 else "its group"
+        raise StateError(
+            f"The state directory {path} can be written by {who} (mode "
+            f"{stat.S_IMODE(info.st_mode):o}): they could change the records or the plan key.",
+            hint=f"Make it private: chmod 700 {path}",
+        )
+
+
+def open_private(path: Path, flags: int, *, secret: bool = False) -> int:
+    """``os.open`` of a file of the records: never through a symbolic link (``O_NOFOLLOW``),
+    created mode 600, and refused unless this user owns it and no one else can write it (nor,
+    for a ``secret`` such as the plan key, read it)."""
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid() or info.st_mode & (0o077 if secret else 0o022):
+            raise StateError(
+                f"{path} belongs to {_owner_name(info.st_uid)} with mode "
+                f"{stat.S_IMODE(info.st_mode):o}: a file of the records must be this user's "
+                "and private (mode 600).",
+                hint=f"Check who made it; if it is yours: chmod 600 {path}",
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_private(path: Path) -> bytes | None:
+    """The bytes of the secret ``path`` via ``open_private``, or None when there is none."""
+    try:
+        fd = open_private(path, os.O_RDONLY, secret=True)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        return file.read()
 
 
 def private_directory(path: Path) -> None:
