@@ -29,7 +29,15 @@ def users_on(site: LoopbackSite) -> set[str]:
 
 
 def declared(*names: str) -> list[dict[str, Any]]:
-    return [{"username": name, "email": f"{name}@acme.example"} for name in names]
+    return [
+        {
+            "username": name,
+            "email": f"{name}@acme.example",
+            "first_name": name.title(),
+            "last_name": "Example",
+        }
+        for name in names
+    ]
 
 
 def team(site: LoopbackSite, policy: dict[str, Any], people: dict[str, Any]) -> None:
@@ -74,3 +82,48 @@ def test_a_vanished_users_file_with_one_protected_user_deletes_no_one(
     forced = site.run("apply", "team", "--auto-approve", "--force")
     assert forced.returncode == EXIT_OK, forced.stdout + forced.stderr
     assert "frank" not in users_on(site) and "erin" in users_on(site)
+
+
+def test_users_the_tool_created_are_covered_by_the_vanished_file_guard(
+    site: LoopbackSite,
+) -> None:
+    policy = {"prune_users": True, "max_user_removal_fraction": 1.0}
+    (site.workdir / "team").mkdir()
+    site.write_manifest("team/policy.yaml", {"version": 1, "policy": policy})
+    site.write_manifest("team/contractors.yaml", {"users": declared("xavier", "yolanda")})
+    created = site.run("apply", "team", "--auto-approve")
+    assert created.returncode == EXIT_OK, created.stdout + created.stderr
+    assert {"xavier", "yolanda"} <= users_on(site)
+    (site.workdir / "team" / "contractors.yaml").unlink()
+
+    plan = site.run("plan", "team")
+    assert "contractors.yaml" in plan.stdout and 'user "yolanda"' in plan.stdout
+    refused = site.run("apply", "team", "--auto-approve")
+    assert refused.returncode == EXIT_REFUSED, refused.stdout + refused.stderr
+    assert {"xavier", "yolanda"} <= users_on(site)
+
+
+def test_a_users_file_renamed_with_its_users_is_not_a_vanished_file(site: LoopbackSite) -> None:
+    policy = {"prune_users": True, "max_user_removal_fraction": 1.0}
+    team(site, policy, {"users": declared("erin", "frank")})
+    people = site.workdir / "team" / "people.yaml"
+    text = people.read_text(encoding="utf-8").replace("erin", "Erin")  # the site ignores case
+    (site.workdir / "team" / "staff.yaml").write_text(text, encoding="utf-8")
+    people.unlink()
+    applied = site.run("apply", "team", "--auto-approve")
+    assert applied.returncode == EXIT_OK, applied.stdout + applied.stderr
+    assert "no longer part of the manifest" not in applied.stdout + applied.stderr
+    assert {"erin", "frank"} <= users_on(site)
+
+
+def test_max_deletes_counts_user_deletions_with_workspace_deletions(site: LoopbackSite) -> None:
+    people = {"workspaces": [{"name": "Vendors", "users": ["erin"]}], "users": declared("erin")}
+    policy = {"prune": True, "prune_users": True, "max_deletes": 1}
+    policy |= {"max_user_removal_fraction": 1.0, "max_delete_fraction": 1.0}
+    team(site, policy, people)
+    site.write_manifest("team/people.yaml", {"users": []})  # both removed on purpose
+
+    refused = site.run("apply", "team", "--auto-approve")
+    assert refused.returncode == EXIT_REFUSED, refused.stdout + refused.stderr
+    assert "it deletes 2 objects, more than policy.max_deletes (1)" in refused.stderr
+    assert "Vendors" in site.workspaces() and "erin" in users_on(site)
