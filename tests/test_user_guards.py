@@ -127,3 +127,24 @@ def test_max_deletes_counts_user_deletions_with_workspace_deletions(site: Loopba
     assert refused.returncode == EXIT_REFUSED, refused.stdout + refused.stderr
     assert "it deletes 2 objects, more than policy.max_deletes (1)" in refused.stderr
     assert "Vendors" in site.workspaces() and "erin" in users_on(site)
+
+
+def test_force_never_deletes_below_min_admins_active_administrators(site: LoopbackSite) -> None:
+    """Three administrators besides the caller: one deactivated, two active. With
+    ``min_admins: 2`` the two active ones cannot both go, even with ``--force``; the
+    deactivated one never counted."""
+    site.control("users/1004", {"admin": True})  # dave
+    site.control("users/1005", {"admin": True})  # erin
+    site.control("users/1006", {"admin": True, "active": False})  # frank: deactivated
+    policy = {"prune_users": True, "min_admins": 2, "max_user_removal_fraction": 1.0}
+    team(site, policy, {"users": declared("dave", "erin", "frank")})
+    site.write_manifest("team/people.yaml", {"users": declared("frank")})
+
+    plan = site.run("plan", "team")
+    assert "leave 1 active administrator(s), fewer than policy.min_admins (2), which --force" in plan.stdout
+    forced = site.run("apply", "team", "--auto-approve", "--force")
+    assert forced.returncode == EXIT_REFUSED, forced.stdout + forced.stderr
+    assert "refused at the moment it was to run" in forced.stderr
+    assert "--force never overrides" in forced.stderr
+    left = users_on(site)
+    assert "frank" in left and len({"dave", "erin"} & left) == 1  # one may go, never both

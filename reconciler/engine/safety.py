@@ -120,7 +120,8 @@ def _user_deletion_problems(
         )
     elif caller_id in deleted:
         problems.append(
-            f'it deletes user "{deleted[caller_id]}", whose API key this tool runs with'
+            f'it deletes user "{deleted[caller_id]}", whose API key this tool runs with '
+            "(never done, not even with --force)"
         )
     maybe_admins = [u for u in users if u.id in deleted and u.admin is not False]
     remaining = len(active_admins(users) - deleted.keys())
@@ -128,7 +129,8 @@ def _user_deletion_problems(
         names = ", ".join(f'"{u.username}"' for u in maybe_admins)
         problems.append(
             f"it deletes the administrator(s) {names}, which would leave {remaining} "
-            f"active administrator(s), fewer than policy.min_admins ({policy.min_admins})"
+            f"active administrator(s), fewer than policy.min_admins ({policy.min_admins}), "
+            "which --force never overrides"
         )
     managed = sum(1 for u in records.users.values() if u.managed)
     if len(deleted) >= 2 and managed and len(deleted) > policy.max_user_removal_fraction * managed:
@@ -233,8 +235,8 @@ def _vanished_file_problems(
     declared: Collection[tuple[str, str]] | None,
 ) -> list[str]:
     return [
-        f"it deletes {', '.join(objects)}, declared in {file}, which is no longer part of the "
-        "manifest"
+        f"it deletes every object declared in {file} that the policy lets it delete, and that "
+        f"file is no longer part of the manifest ({', '.join(objects)})"
         for file, objects in vanished_files(actions, records, manifest_files, declared).items()
     ]
 
