@@ -22,9 +22,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reconciler.api.spec import workspace_path
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.synthetic import synthetic_seed
+from reconciler.spec import workspace_path
 from tests.support.signing import signed_get_url
 
 API_KEY, API_SECRET = "sandbox-admin-key", "sandbox-admin-secret"

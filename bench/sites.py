@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from reconciler.api.spec import USER_LIST_PAGE_SIZE
 from reconciler.sandbox.synthetic import synthetic_seed
+from reconciler.spec import USER_LIST_PAGE_SIZE
 
 LATENCY_MS = 20
 CONCURRENCY = 8

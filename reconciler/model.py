@@ -2,7 +2,7 @@
 
 Both sides use the same vocabulary so that ``diff`` can compare them without translation:
 permission and notification overrides are ``frozenset``\\s of manifest flag keys (see
-``reconciler.api.spec``), or ``None`` when the workspace has no override. Nothing here does
+``reconciler.spec``), or ``None`` when the workspace has no override. Nothing here does
 I/O; every class is frozen so a model can be shared between tasks without copying.
 """
 

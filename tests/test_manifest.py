@@ -15,10 +15,10 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from reconciler.api.spec import MAX_WORKSPACE_NAME_LENGTH, NOTIFICATION_KEYS, PERMISSION_KEYS
 from reconciler.manifest import ManifestResult, load_manifest
 from reconciler.manifest.schema import site_schema
 from reconciler.model import DEFAULT_MAX_DELETES, DesiredSite, DesiredWorkspace, Policy, Source
+from reconciler.spec import MAX_WORKSPACE_NAME_LENGTH, NOTIFICATION_KEYS, PERMISSION_KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "site.yaml"

@@ -8,13 +8,13 @@ from typing import Any
 
 import yaml
 
-from reconciler.api.spec import NOTIFICATION_KEYS, PERMISSION_KEYS
 from reconciler.engine.export import export_site
 from reconciler.engine.records import Records
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.manifest import load_manifest
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
 from reconciler.render.manifest import render_manifest
+from reconciler.spec import NOTIFICATION_KEYS, PERMISSION_KEYS
 from tests.support.loopback import ADMIN_KEY, ADMIN_SECRET, loopback_site
 
 SAFE_PERMISSIONS = sorted(PERMISSION_KEYS)

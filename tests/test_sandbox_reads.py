@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reconciler.api.spec import workspace_path
+from reconciler.spec import workspace_path
 from tests.support.sandbox_site import (
     PERMISSION_FIELDS,
     error_of,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.api.spec import workspace_path
+from reconciler.spec import workspace_path
 from tests.support.sandbox_site import error_of, sandbox_site, xml_root
 
 pytestmark = pytest.mark.anyio

@@ -16,6 +16,6 @@ Modules, in the order a call passes through them:
 * ``retry``     -- the one retry policy: wait how long, or give up
 * ``errors``    -- the error tree
 
-Nothing is re-exported here, so importing ``reconciler.api.spec`` (as the manifest and the
-sandbox do) does not pull in httpx.
+Nothing is re-exported here. The site's own rules (flags, name limits, paths) live outside
+this package, in ``reconciler.spec``, shared by the manifest, the engine and the sandbox.
 """

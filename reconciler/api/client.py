@@ -17,7 +17,8 @@ from typing import TypeVar
 
 import httpx
 
-from reconciler.api import methods, records, spec
+from reconciler import spec
+from reconciler.api import methods, records
 from reconciler.api.caller import Caller, ClientStats
 from reconciler.api.config import ClientConfig
 from reconciler.api.errors import PROTOCOL_HINT, NotFound, ProtocolError, SiteError

@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from reconciler.api import records, spec
+from reconciler import spec
+from reconciler.api import records
 from reconciler.api.errors import protocol_error
 
 T = TypeVar("T")

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-from reconciler.api import decode, records, spec
+from reconciler import spec
+from reconciler.api import decode, records
 from reconciler.api.decode import Payload
 
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """Typed records the client returns, one per kind of API answer.
 
-Records use manifest flag keys (``reconciler.api.spec``) for permission and notification
+Records use manifest flag keys (``reconciler.spec``) for permission and notification
 flags, so the engine never sees the API's camel case. Optional fields the site may leave out
 are ``None`` rather than missing.
 """

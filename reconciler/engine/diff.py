@@ -20,7 +20,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
-from reconciler.api.spec import workspace_path
 from reconciler.engine.actions import UserKey
 from reconciler.engine.plan import Basis, Unmanaged
 from reconciler.engine.records import (
@@ -42,6 +41,7 @@ from reconciler.model import (
     LiveWorkspace,
     Overrides,
 )
+from reconciler.spec import workspace_path
 
 
 @dataclass(frozen=True, slots=True)

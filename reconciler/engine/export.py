@@ -81,9 +81,6 @@ class Export:
     groups_note: str | None = None
 
 
-OVERRIDES_UNREAD = "permissions and notifications overrides could not be read from this site"
-
-
 def export_site(live: LiveSite, records: Records, site: str, *, users: bool = False) -> Export:
     """The manifest of ``live``: workspaces, discoverable groups and, if asked, users."""
     result = Export(site)

@@ -22,8 +22,8 @@ from typing import Protocol, TypeVar
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
 from reconciler.api.records import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
-from reconciler.api.spec import USER_LIST_PAGE_SIZE
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
+from reconciler.spec import USER_LIST_PAGE_SIZE
 
 T = TypeVar("T")
 

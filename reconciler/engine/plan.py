@@ -203,11 +203,6 @@ class Plan:
     def has_changes(self) -> bool:
         return bool(self.actions)
 
-    @property
-    def refusals(self) -> tuple[str, ...]:
-        """Why apply refuses this plan unless forced."""
-        return () if self.options.force else self.guards
-
     def raise_if_unsafe(self, force: bool = False) -> None:
         """Refuse (exit 3) a plan that trips a guard, unless it was or is forced."""
         if self.guards and not (force or self.options.force):

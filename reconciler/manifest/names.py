@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from reconciler.api.spec import MAX_WORKSPACE_NAME_LENGTH, NAME_LIST_SEPARATOR
+from reconciler.spec import MAX_WORKSPACE_NAME_LENGTH, NAME_LIST_SEPARATOR
 
 INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 """Control and format characters (NUL, tab, newline, zero-width, bidi controls) and the line

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.api.spec import with_implied_flags
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
 from reconciler.manifest.source import child
 from reconciler.model import (
@@ -24,6 +23,7 @@ from reconciler.model import (
     Policy,
     UserRef,
 )
+from reconciler.spec import with_implied_flags
 
 
 def normalise(manifest: MergedManifest) -> DesiredSite:

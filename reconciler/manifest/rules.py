@@ -15,7 +15,6 @@ import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from reconciler.api.spec import IMPLIED_BY, workspace_path
 from reconciler.errors import ConfigError
 from reconciler.findings import Finding, place
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl
@@ -29,6 +28,7 @@ from reconciler.manifest.names import (
 from reconciler.manifest.source import child
 from reconciler.manifest.users import check_users
 from reconciler.passwords import holds_password, masked
+from reconciler.spec import IMPLIED_BY, workspace_path
 from reconciler.state.locate import parse_location
 
 

@@ -11,8 +11,8 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-from reconciler.api.spec import NAME_LIST_SEPARATOR
 from reconciler.sandbox.errors import ApiError
+from reconciler.spec import NAME_LIST_SEPARATOR
 
 _ID = re.compile(r"[0-9]{1,18}")
 

@@ -1,6 +1,6 @@
 """The sandbox's records as read from SQLite: plain frozen values the handlers shape into answers.
 
-Flags are kept as sets of manifest flag keys (``reconciler.api.spec``) so that the rules of the
+Flags are kept as sets of manifest flag keys (``reconciler.spec``) so that the rules of the
 reference (implied flags, override switches) are written in one vocabulary; only the codec
 layer turns them into the API's camel-case 0/1 fields.
 """

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reconciler.api.spec import MAX_WORKSPACE_NAME_LENGTH, NAME_LIST_SEPARATOR, with_implied_flags
 from reconciler.sandbox.params import has_control_characters
+from reconciler.spec import MAX_WORKSPACE_NAME_LENGTH, NAME_LIST_SEPARATOR, with_implied_flags
 
 NO_PERMISSION_FLAG = (
     "workspace_override_permissions is 1, so at least one workspace_override_* permission "

@@ -16,7 +16,6 @@ from typing import Any
 
 import yaml
 
-from reconciler.api.spec import NOTIFICATION_KEYS, PERMISSION_KEYS, workspace_path
 from reconciler.sandbox.auth import signing_key
 from reconciler.sandbox.errors import SeedError
 from reconciler.sandbox.params import has_control_characters
@@ -29,6 +28,7 @@ from reconciler.sandbox.rows import (
 from reconciler.sandbox.rules import NO_PERMISSION_FLAG, name_problem, stored_overrides
 from reconciler.sandbox.settings import SandboxSettings, SettingsError
 from reconciler.sandbox.store import Store
+from reconciler.spec import NOTIFICATION_KEYS, PERMISSION_KEYS, workspace_path
 
 _TOP_KEYS = ("users", "workspaces", "groups", "settings")
 _USER_KEYS = frozenset({

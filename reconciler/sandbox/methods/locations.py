@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.api.spec import PERMISSION_FLAGS
 from reconciler.sandbox.codec import EMPTY_NULL, Listing, flag
 from reconciler.sandbox.errors import ApiError
 from reconciler.sandbox.methods.base import Call
 from reconciler.sandbox.params import choice, required
 from reconciler.sandbox.rows import GroupRow, UserRow, WorkspaceRow
+from reconciler.spec import PERMISSION_FLAGS
 
 NO_ACCESS_TITLE = "You do not have access privileges for this location"
 NO_ACCESS_MESSAGE = "Please try a different location or speak to an administrator"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.api.spec import NOTIFICATION_FLAGS, PERMISSION_FLAGS, USER_LIST_PAGE_SIZE
 from reconciler.sandbox.codec import Listing, flag, format_time
 from reconciler.sandbox.errors import ApiError
 from reconciler.sandbox.methods.base import Call
 from reconciler.sandbox.params import choice, no_such, one_id
 from reconciler.sandbox.rows import UserRow
 from reconciler.sandbox.store import USER_SORT_COLUMNS
+from reconciler.spec import NOTIFICATION_FLAGS, PERMISSION_FLAGS, USER_LIST_PAGE_SIZE
 
 SITE_ID = 1
 """``siteId`` of every ``user_list`` entry: the sandbox emulates one site."""

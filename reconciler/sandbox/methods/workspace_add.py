@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.api.spec import (
+from reconciler.sandbox.codec import IdList
+from reconciler.sandbox.errors import ApiError
+from reconciler.sandbox.methods.base import Call
+from reconciler.sandbox.params import id_list, no_such, required, zero_or_one
+from reconciler.sandbox.rows import NewWorkspace
+from reconciler.sandbox.rules import NO_PERMISSION_FLAG, name_problem, stored_overrides
+from reconciler.spec import (
     NAME_LIST_SEPARATOR,
     NOTIFICATION_FLAGS,
     OVERRIDE_NOTIFICATIONS_PARAM,
@@ -18,12 +24,6 @@ from reconciler.api.spec import (
     PERMISSION_FLAGS,
     workspace_path,
 )
-from reconciler.sandbox.codec import IdList
-from reconciler.sandbox.errors import ApiError
-from reconciler.sandbox.methods.base import Call
-from reconciler.sandbox.params import id_list, no_such, required, zero_or_one
-from reconciler.sandbox.rows import NewWorkspace
-from reconciler.sandbox.rules import NO_PERMISSION_FLAG, name_problem, stored_overrides
 
 
 def workspace_add(call: Call) -> dict[str, Any]:

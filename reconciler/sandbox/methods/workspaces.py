@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.api.spec import NOTIFICATION_FLAGS
 from reconciler.sandbox.codec import Listing, flag, format_time
 from reconciler.sandbox.errors import ADMIN_REQUIRED, ApiError
 from reconciler.sandbox.methods.base import Call, require_admin
 from reconciler.sandbox.params import no_such, one_id
+from reconciler.spec import NOTIFICATION_FLAGS
 
 REFUSED_WORKSPACE_INFO = "This site does not allow workspace_info."
 
