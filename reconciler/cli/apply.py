@@ -26,7 +26,13 @@ from reconciler.cli.target import check_plan_location, locate, open_site, read_p
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
 from reconciler.errors import EXIT_ERROR, EXIT_OK, Interrupted
-from reconciler.render.apply import INCOMPLETE_HINT, interruption, problem_lines, summary_line
+from reconciler.render.apply import (
+    INCOMPLETE_HINT,
+    interruption,
+    notice_lines,
+    problem_lines,
+    summary_line,
+)
 
 APPLY_EPILOG = epilog(
     [
@@ -154,7 +160,7 @@ def apply(
         click.echo(f"Note: {line}.", err=True)
     if result.report is None:
         return EXIT_OK
-    for line in problem_lines(result.report):
+    for line in notice_lines(result.report) + problem_lines(result.report):
         click.echo(line, err=True)
     click.echo("\n" + summary_line(result.report, stats))
     if result.report.complete:

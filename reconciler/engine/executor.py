@@ -172,6 +172,8 @@ class Executor:
         except SiteError as exc:
             return self._failed(action, exc)
         doubt = action.doubt(result, self._known())
+        if doubt is None:
+            doubt = await action.confirm(self.client, result)
         if doubt is not None:
             self.journal.write("unknown", action, reason=doubt)
             return await self._after_unknown(action, attempt, doubt)

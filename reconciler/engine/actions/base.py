@@ -233,6 +233,12 @@ class WriteAction(ABC):
         settled by reading the site), or None. Most answers carry nothing to doubt."""
         return None
 
+    async def confirm(self, client: SiteClient, result: Result) -> str | None:
+        """Why the site, asked again, contradicts an answer ``doubt`` let through (the outcome
+        is then unknown and settled by reading the site), or None. Most answers need no
+        second look."""
+        return None
+
     def new_user_ids(self, result: Result) -> dict[str, int]:
         """Users this action created, by username: later actions of the apply bind to them."""
         return {}
