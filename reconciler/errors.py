@@ -8,7 +8,8 @@ Exit codes (also in README and ``reconciler --help``):
 * 0 success; for ``plan --detailed-exitcode`` and ``drift``: nothing to change
 * 1 error: invalid manifest, bad credentials, unreachable site, refused call, ...
 * 2 ``plan --detailed-exitcode`` / ``drift``: there are changes
-* 3 refused for safety: unsafe or stale plan, no approval, plan already applied
+* 3 refused for safety: unsafe or stale plan, no approval, plan already applied, a deletion
+  refused by the check made as it was to run
 * 4 the records are locked by another command, still at ``--lock-timeout``: retry later
 * 130 interrupted (Ctrl-C)
 """

@@ -25,9 +25,10 @@ from reconciler.cli.review import TerminalReview
 from reconciler.cli.target import check_plan_location, locate, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
-from reconciler.errors import EXIT_ERROR, EXIT_OK, Interrupted
+from reconciler.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, Interrupted
 from reconciler.render.apply import (
     INCOMPLETE_HINT,
+    REFUSED_HINT,
     interruption,
     notice_lines,
     problem_lines,
@@ -38,7 +39,11 @@ APPLY_EPILOG = epilog(
     [
         (0, "the site was changed as planned, or there was nothing to change"),
         (1, "error, or some changes failed: see the message; apply again converges"),
-        (3, "refused for safety: a guard tripped; a stale, edited or used plan; no approval"),
+        (
+            3,
+            "refused for safety: a guard tripped (or a deletion, as it was to run); a stale, "
+            "edited or used plan; no approval",
+        ),
         LOCKED,
         (130, "interrupted (Ctrl-C): what was done is recorded; run apply again"),
     ],
@@ -165,5 +170,8 @@ def apply(
     click.echo("\n" + summary_line(result.report, stats))
     if result.report.complete:
         return EXIT_OK
+    if result.report.refused:
+        click.echo(REFUSED_HINT, err=True)
+        return EXIT_REFUSED
     click.echo(INCOMPLETE_HINT, err=True)
     return EXIT_ERROR

@@ -45,6 +45,7 @@ class Outcome:
     action: WriteAction
     status: Status
     detail: str = ""
+    refused: bool = False  # skipped because the check at the moment it ran said no
 
 
 @dataclass
@@ -59,6 +60,14 @@ class ApplyReport:
     @property
     def complete(self) -> bool:
         return all(outcome.status == "done" for outcome in self.outcomes)
+
+    @property
+    def refused(self) -> bool:
+        """Nothing failed and nothing is of unknown outcome, but the check made as an action
+        was to run refused one (a guard ``--force`` cannot override): a safety refusal."""
+        return any(o.refused for o in self.outcomes) and not (
+            self.count("failed") or self.count("unknown")
+        )
 
 
 class Executor:
@@ -134,7 +143,8 @@ class Executor:
         elif blocked:
             outcome = Outcome(action, "skipped", f"{blocked[0]} did not complete")
         elif refusal is not None:
-            outcome = Outcome(action, "skipped", f"refused at the moment it was to run: {refusal}")
+            detail = f"refused at the moment it was to run: {refusal}"
+            outcome = Outcome(action, "skipped", detail, refused=True)
         else:
             try:
                 bound = action.bind(self.new_ids)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Iterable
+from dataclasses import replace
 from typing import Protocol, TypeVar
 
 from reconciler.api.client import SiteClient
@@ -156,15 +157,39 @@ class LiveReader:
         results = await asyncio.gather(*(self._counted(self._look_up(t)) for t in sorted(texts)))
         return [user for result in results for user in result]
 
+    async def with_details(self, live: LiveSite, names: Collection[str]) -> LiveSite:
+        """``live`` with the details of the workspaces ``names`` the site has (a scoped plan
+        widened to them): their members are then compared as a full plan compares them."""
+        wanted = set(names)
+        entries = [
+            WorkspaceEntry(ws.id, ws.name, ws.path)
+            for ws in live.workspaces
+            if ws.name in wanted and not ws.details_observed
+        ]
+        self.progress.expect(len(entries))
+        details = await self._read_details(entries)
+        if not details:
+            return live
+        read = {ws.id: ws for ws in _workspaces(entries, details)}
+        return replace(live, workspaces=tuple(read.get(ws.id, ws) for ws in live.workspaces))
+
+    async def look_up(self, texts: Collection[str]) -> tuple[LiveUser, ...]:
+        """Every user each of ``texts`` may name, read fresh from the site."""
+        self.progress.expect(len(texts))
+        return tuple(live_user(s) for s in await self._search(texts))
+
     async def _look_up(self, text: str) -> list[UserSummary]:
-        if text.isascii() and text.isdigit():
+        """Every user ``text`` may name: for digits, the user of that ID *and* whoever has
+        it as a username (the ambiguity check needs both)."""
+        found = await self.client.user_search(text)
+        if text.isascii() and text.isdigit() and len(text) <= 18:
             try:
                 info = await self.client.user_info(int(text))
             except NotFound:
-                return []
-            return [UserSummary(info.id, info.username, info.email, info.first_name,
-                                info.last_name, info.admin)]  # fmt: skip
-        return await self.client.user_search(text)
+                return found
+            found.append(UserSummary(info.id, info.username, info.email, info.first_name,
+                                     info.last_name, info.admin))  # fmt: skip
+        return found
 
     async def _read_caller(self) -> int | None:
         """The user ID the API key belongs to (``user_permissions_location`` reports it)."""

@@ -9,7 +9,7 @@ result is an ``Observation`` that the planner turns into a plan.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reconciler import __version__
 from reconciler.api.client import SiteClient
@@ -29,7 +29,7 @@ from reconciler.engine.scope import (
     widen,
 )
 from reconciler.engine.snapshot import desired_to_data
-from reconciler.engine.users import Resolution, UserDirectory, resolve_references
+from reconciler.engine.users import Resolution, UserDirectory, lookups, resolve_references
 from reconciler.errors import ManifestError
 from reconciler.model import DesiredSite, LiveSite, LiveUser
 from reconciler.state.backend import Holder, SiteRecords
@@ -173,48 +173,88 @@ def compare_live(
     )
 
 
-def _known_users(records: Records) -> tuple[LiveUser, ...]:
-    """The users the manifest's references resolved to before, as the records remember them."""
-    usernames: dict[int, str] = {}
-    emails: dict[int, str] = {}
-    for text, (user_id, username) in records.references.items():
-        usernames[user_id] = username
-        if "@" in text:
-            emails.setdefault(user_id, text)
-    return tuple(LiveUser(i, usernames[i], emails.get(i, ""), None) for i in sorted(usernames))
+MAX_SCOPED_LOOKUPS = 40
+"""Past this many references to look up, one read of the whole user list is cheaper."""
 
 
 async def _observe_scoped(
     desired: DesiredSite, site: Site, records: Records, scope: Scope
 ) -> Observation:
-    managed_groups = records.managed_groups()
-    declared_groups = {g.name for g in desired.groups}
-    needs_groups = any(
-        name not in declared_groups  # a deletion: checked by ID and name on the site
-        or name not in records.groups
-        or records.groups[name].id is None  # to create, or maybe created: is it there?
-        for name in scope.groups
-    ) or any(name in managed_groups and managed_groups[name].uncertain for name in scope.groups)
+    """Read the touched set, widen it by what the site shows changed behind the tool's back
+    (managed workspaces and groups deleted or renamed by hand), read what the widening
+    added, and resolve every reference fresh from the site, as a full plan would: never from
+    what the records remember of a user (an e-mail may have moved to another account)."""
+    reader = LiveReader(site.client, site.progress)
     declared_users = {u.username for u in desired.users}
     deleting_users = any(name not in declared_users for name in scope.users)
-    searches = set(scope.new_references) | (scope.users & declared_users)
+    managed_groups = records.managed_groups()
     wall, cpu = time.perf_counter(), time.process_time()
-    live = await LiveReader(site.client, site.progress).read_scoped(
+    texts = lookups(scoped_site(desired, scope))
+    all_users = deleting_users or len(texts) > MAX_SCOPED_LOOKUPS
+    live = await reader.read_scoped(
         scope.workspaces,
-        _known_users(records),
-        searches=searches,
-        locations=needs_groups,
-        all_users=deleting_users,
+        (),
+        searches=() if all_users else texts,
+        locations=bool(managed_groups) or bool(scope.groups),
+        all_users=all_users,
         who_am_i=deleting_users,
     )
+    wide, looked = _widened(scope, live, records), set(texts)
+    for _ in range(3):  # each round may pull in objects whose references then need looking up
+        added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
+        if added:
+            live = await reader.with_details(live, added)
+        more = lookups(scoped_site(desired, wide)) - looked
+        if more and not all_users:
+            live = replace(live, users=live.users + await reader.look_up(more))
+        looked |= more
+        pulled = _moved_references(desired, wide, live, records)
+        if pulled == wide:
+            break
+        wide = pulled
+    read = ReadTimes.since(wall, cpu)
+    return compare_live(desired, live, records, read=read, scope=wide)
+
+
+def _moved_references(
+    desired: DesiredSite, scope: Scope, live: LiveSite, records: Records
+) -> Scope:
+    """``scope`` with every declared workspace and group naming a reference that now means
+    another user than the records say it did (an e-mail moved to a new account, a user
+    deleted and made again): a full plan would change their members too."""
+    resolution = resolve_references(scoped_site(desired, scope), UserDirectory.of(live.users))
+    moved = {
+        text
+        for text, user_id in resolution.ids.items()
+        if text in records.references and records.references[text][0] != user_id
+    }
+    if not moved:
+        return scope
+    workspaces = {ws.name for ws in desired.workspaces if any(r.text in moved for r in ws.users)}
+    groups = {g.name for g in desired.groups if any(r.text in moved for r in g.members)}
+    return replace(scope, workspaces=scope.workspaces | workspaces, groups=scope.groups | groups)
+
+
+def _widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
+    """``scope`` with the managed workspaces and groups the site no longer shows under their
+    recorded ID and name: deleted (to create again) or renamed by hand (to report)."""
     on_site = {ws.id: ws.name for ws in live.workspaces}
     moved = [
         name
         for name, record in records.managed_workspaces().items()
         if on_site.get(record.id) != name
     ]
-    read = ReadTimes.since(wall, cpu)
-    return compare_live(desired, live, records, read=read, scope=widen(scope, moved))
+    groups = {group.id: group.name for group in live.groups}
+    gone = (
+        [
+            name
+            for name, record in records.managed_groups().items()
+            if record.id is not None and groups.get(record.id) != name
+        ]
+        if live.groups_listed
+        else []
+    )
+    return replace(widen(scope, moved), groups=scope.groups | frozenset(gone))
 
 
 def _with_notices(seen: Observation, *notices: str) -> Observation:

@@ -45,7 +45,12 @@ from reconciler.engine.plan import (
     PlanOptions,
 )
 from reconciler.engine.records import Records
-from reconciler.engine.safety import guard_problems, protecting, vanished_files
+from reconciler.engine.safety import (
+    guard_problems,
+    manifest_objects,
+    protecting,
+    vanished_files,
+)
 from reconciler.engine.users import UserDirectory, user_order
 from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, Overrides, Policy
 
@@ -412,11 +417,12 @@ def _unobservable_facts(diffs: Iterable[WorkspaceDiff], shown: int = 10) -> list
 def _notices(actions: list[WriteAction], records: Records, context: PlanContext) -> list[str]:
     """Paragraphs the plan opens with: what it could not judge, and what may be a mistake."""
     notices = []
-    for file, objects in vanished_files(actions, records, context.manifest_files).items():
+    declared = manifest_objects(context)
+    for file, objects in vanished_files(actions, records, context.manifest_files, declared).items():
         notices.append(
             f"The manifest file {file} declared {', '.join(objects)}, and it is no longer part "
-            "of the manifest (deleted, renamed, a broken link?). This plan deletes every object "
-            "it declared. If that is what you want, apply with --force; if not, restore the file."
+            "of the manifest (deleted, renamed, a broken link?). This plan deletes them. If "
+            "that is what you want, apply with --force; if not, restore the file."
         )
     return notices
 
@@ -461,6 +467,7 @@ def build_plan(
                 assume_no_groups=options.assume_no_groups,
                 users=live.users,
                 caller_id=live.caller_id,
+                declared=manifest_objects(context),
             )
         ),
         expects=fingerprints(

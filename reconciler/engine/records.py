@@ -314,11 +314,12 @@ class SourceRecorded(Event):
     source: str
 
     def fold(self, tables: Tables) -> None:
-        table: dict[str, Any] = {
+        tables_by_kind: dict[str, dict[str, Any]] = {
             "workspace": tables.workspaces,
             "group": tables.groups,
             "user": tables.users,
-        }[self.kind]
+        }
+        table = tables_by_kind[self.kind]
         record = table.get(self.name)
         if record is not None:
             table[self.name] = replace(record, source=self.source)

@@ -20,12 +20,13 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from reconciler.engine.actions import GroupCreate, WriteAction
-from reconciler.engine.plan import PlanOptions
+from reconciler.engine.plan import PlanContext, PlanOptions
 from reconciler.engine.records import Records
+from reconciler.engine.snapshot import desired_from_data
 from reconciler.model import DesiredSite, LiveUser, Policy
 
 MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD = 20
@@ -54,11 +55,16 @@ def guard_problems(
     assume_no_groups: bool = False,
     users: Sequence[LiveUser] = (),
     caller_id: int | None = None,
+    declared: Collection[tuple[str, str]] | None = None,
 ) -> list[str]:
-    """Plain sentences, one per guard the plan trips; empty when apply may go ahead."""
+    """Plain sentences, one per guard the plan trips; empty when apply may go ahead.
+
+    ``declared`` is what the whole manifest declares (``declared_objects``), so a vanished
+    file is told from one whose objects moved; ``None`` (a plan file without its manifest)
+    falls back to "the plan deletes every object of the file"."""
     problems = _delete_problems(actions, records, policy)
     problems += _user_deletion_problems(actions, records, policy, users, caller_id)
-    problems += _vanished_file_problems(actions, records, manifest_files)
+    problems += _vanished_file_problems(actions, records, manifest_files, declared)
     if not (groups_listed or records.groups or assume_no_groups):
         problems += _first_apply_problems(actions)
     recorded = records.recorded_memberships()
@@ -114,7 +120,8 @@ def _user_deletion_problems(
         )
     elif caller_id in deleted:
         problems.append(
-            f'it deletes user "{deleted[caller_id]}", whose API key this tool runs with'
+            f'it deletes user "{deleted[caller_id]}", whose API key this tool runs with '
+            "(never done, not even with --force)"
         )
     maybe_admins = [u for u in users if u.id in deleted and u.admin is not False]
     remaining = len(active_admins(users) - deleted.keys())
@@ -122,7 +129,8 @@ def _user_deletion_problems(
         names = ", ".join(f'"{u.username}"' for u in maybe_admins)
         problems.append(
             f"it deletes the administrator(s) {names}, which would leave {remaining} "
-            f"active administrator(s), fewer than policy.min_admins ({policy.min_admins})"
+            f"active administrator(s), fewer than policy.min_admins ({policy.min_admins}), "
+            "which --force never overrides"
         )
     managed = sum(1 for u in records.users.values() if u.managed)
     if len(deleted) >= 2 and managed and len(deleted) > policy.max_user_removal_fraction * managed:
@@ -152,17 +160,42 @@ def _first_apply_problems(actions: Sequence[WriteAction]) -> list[str]:
     ]
 
 
+def declared_objects(desired: DesiredSite) -> frozenset[tuple[str, str]]:
+    """``(kind, name)`` of every object ``desired`` declares; usernames without regard to
+    case, as the site compares them."""
+    return frozenset(
+        [("workspace", ws.name) for ws in desired.workspaces]
+        + [("group", g.name) for g in desired.groups]
+        + [("user", u.username.casefold()) for u in desired.users]
+    )
+
+
+def manifest_objects(context: PlanContext) -> frozenset[tuple[str, str]] | None:
+    """What the plan's whole manifest declares (a scoped plan's too), or ``None`` when the
+    plan carries no copy of it."""
+    if context.desired is None:
+        return None
+    return declared_objects(desired_from_data(context.desired))
+
+
 def vanished_files(
-    actions: Sequence[WriteAction], records: Records, manifest_files: Sequence[str]
+    actions: Sequence[WriteAction],
+    records: Records,
+    manifest_files: Sequence[str],
+    declared: Collection[tuple[str, str]] | None = None,
 ) -> dict[str, list[str]]:
-    """Manifest files no longer given whose every recorded object this plan deletes.
+    """Manifest files no longer given whose recorded objects this plan deletes, none of them
+    declared anywhere else.
 
     A file that vanished (a broken link, a rename, a bad merge) looks exactly like a file
-    whose objects were all removed on purpose; only a person can tell which.
+    whose objects were all removed on purpose; only a person can tell which. The objects a
+    policy keeps (``prune_users`` off, a protect pattern, a user renamed on the site) do not
+    hide the others: a file declaring workspaces and users whose users are kept still deletes
+    its workspaces. Without ``declared``, a file counts only when every object is deleted.
     """
     if not manifest_files:
         return {}
-    deleted = {(d.kind, d.name) for a in actions if (d := a.deletion()) and d.reason == "prune"}
+    deleted = {_key(d.kind, d.name) for a in actions if (d := a.deletion()) and d.reason == "prune"}
     by_file: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for name, ws in records.managed_workspaces().items():
         if ws.source:
@@ -173,21 +206,38 @@ def vanished_files(
     for name, user in records.users.items():
         if user.managed and user.source:
             by_file[user.source].append(("user", name))
+    still = None if declared is None else {_key(kind, name) for kind, name in declared}
     gone = {}
     for file, objects in sorted(by_file.items()):
-        still_given = any(same_file(file, given) for given in manifest_files)
-        if not still_given and all(obj in deleted for obj in objects):
-            gone[file] = [f'{kind} "{name}"' for kind, name in objects]
+        if any(same_file(file, given) for given in manifest_files):
+            continue
+        keys = [_key(kind, name) for kind, name in objects]
+        if still is None:
+            vanished = all(obj in deleted for obj in keys)
+        else:
+            vanished = any(obj in deleted for obj in keys) and not any(k in still for k in keys)
+        if vanished:
+            gone[file] = [
+                f'{kind} "{name}"' for kind, name in objects if _key(kind, name) in deleted
+            ]
     return gone
 
 
+def _key(kind: str, name: str) -> tuple[str, str]:
+    """An object as the site tells objects apart: usernames without regard to case."""
+    return (kind, name.casefold() if kind == "user" else name)
+
+
 def _vanished_file_problems(
-    actions: Sequence[WriteAction], records: Records, manifest_files: Sequence[str]
+    actions: Sequence[WriteAction],
+    records: Records,
+    manifest_files: Sequence[str],
+    declared: Collection[tuple[str, str]] | None,
 ) -> list[str]:
     return [
-        f"it deletes every object declared in {file}, which is no longer part of the "
-        f"manifest ({', '.join(objects)})"
-        for file, objects in vanished_files(actions, records, manifest_files).items()
+        f"it deletes every object declared in {file} that the policy lets it delete, and that "
+        f"file is no longer part of the manifest ({', '.join(objects)})"
+        for file, objects in vanished_files(actions, records, manifest_files, declared).items()
     ]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from reconciler.engine.facts import describe_changes, fingerprints
 from reconciler.engine.observe import Observation
 from reconciler.engine.plan import Plan
-from reconciler.engine.safety import guard_problems
+from reconciler.engine.safety import declared_objects, guard_problems
 from reconciler.errors import RefusedForSafety
 from reconciler.model import DesiredSite
 
@@ -86,6 +86,7 @@ def still_needed(
                 assume_no_groups=fresh.options.assume_no_groups,
                 users=seen.live.users,
                 caller_id=seen.live.caller_id,
+                declared=declared_objects(desired),
             )
         ),
         saved.expects,

@@ -78,12 +78,15 @@ class Ambiguity:
 
     ref: UserRef
     users: tuple[LiveUser, ...]
+    declared: str | None = None  # a user the manifest declares and the site does not have yet
 
     def describe(self) -> str:
-        names = " and ".join(
+        meanings = [
             f"user {u.id} (username {u.username!r}, e-mail {u.email!r})" for u in self.users
-        )
-        return f'{self.ref.source}: "{self.ref.text}" could mean {names}'
+        ]
+        if self.declared is not None:
+            meanings.append(f"the new user {self.declared!r} the manifest declares")
+        return f'{self.ref.source}: "{self.ref.text}" could mean {" and ".join(meanings)}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,22 @@ def _declared_index(users: Iterable[DesiredUser]) -> dict[str, DesiredUser]:
     return index
 
 
+def _is(user: LiveUser, declared: DesiredUser) -> bool:
+    """Whether the site's ``user`` is the declared one (same username or same e-mail)."""
+    return user.username.casefold() == declared.username.casefold() or (
+        bool(user.email) and user.email.casefold() == declared.email.casefold()
+    )
+
+
+def lookups(desired: DesiredSite) -> frozenset[str]:
+    """What a partial read must look up on the site to resolve ``desired`` exactly as a read
+    of every user would: each reference, and each declared user's username and e-mail."""
+    texts = {ref.text for ref in references(desired)}
+    for user in desired.users:
+        texts |= {user.username, user.email}
+    return frozenset(text for text in texts if text)
+
+
 def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolution:
     """Resolve every user reference of the manifest; the rest are kept with their source."""
     ids: dict[str, int] = {}
@@ -131,7 +150,12 @@ def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolu
         if ref.text in ids or ref.text in ambiguous or ref.text in new:
             continue
         found = directory.candidates(ref)
-        if len(found) == 1:
+        twin = declared.get(ref.text.casefold())
+        if found and twin is not None and not any(_is(user, twin) for user in found):
+            # "1002" is user 1002, and also the username of a user the manifest declares and
+            # the site does not have yet: granting either would be a guess
+            ambiguous[ref.text] = Ambiguity(ref, tuple(found), declared=twin.username)
+        elif len(found) == 1:
             ids[ref.text] = found[0].id
         elif found:
             ambiguous[ref.text] = Ambiguity(ref, tuple(sorted(found, key=lambda u: u.id)))

@@ -105,10 +105,47 @@ def lookalike_problem(text: str) -> str | None:
     return None
 
 
-def pattern_problem(pattern: str) -> str | None:
+CONFUSABLE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
+"""Scripts whose letters pass for one another (Cyrillic U+0430 and U+043E, Greek U+03BF look
+like Latin ``a`` and ``o``): one word
+mixing them is a spoof or a slip of the keyboard layout, never a name someone meant."""
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def mixed_script_problem(text: str, *, whole: bool = False) -> str | None:
+    """Why ``text`` has a word mixing Latin, Greek or Cyrillic letters (``admin`` whose ``a``
+    is Cyrillic U+0430), which NFKC does not fold: it looks like one word, matches another.
+    ``whole`` judges the text as one word: a username is one (``svc-`` then a Cyrillic letter
+    is never meant)."""
+    if text.isascii():
+        return None
+    for word in [text] if whole else _WORD.findall(text):
+        scripts: dict[str, str] = {}
+        for char in word:
+            script = unicodedata.name(char, "").partition(" ")[0]
+            if script in CONFUSABLE_SCRIPTS and char.isalpha():
+                scripts.setdefault(script, char)
+        if len(scripts) > 1:
+            odd = next(char for script, char in scripts.items() if script != "LATIN")
+            mixed = " and ".join(sorted(script.title() for script in scripts))
+            return (
+                f"mixes {mixed} letters in {word!r}: {describe_character(odd)} looks like "
+                "another letter but never matches it"
+            )
+    return None
+
+
+def pattern_problem(pattern: str, *, usernames: bool = False) -> str | None:
     """Why a ``protect``/``protect_users`` glob would silently fail to protect what it seems
-    to: the same whitespace and invisible-character rules as names, and no look-alikes."""
-    return text_problem(pattern) or lookalike_problem(pattern)
+    to: the same whitespace and invisible-character rules as names, and no look-alikes
+    (compatibility forms such as fullwidth letters, or letters of another script; for
+    ``usernames``, anywhere in the pattern)."""
+    return (
+        text_problem(pattern)
+        or lookalike_problem(pattern)
+        or mixed_script_problem(pattern, whole=usernames)
+    )
 
 
 def reference_problem(text: str) -> str | None:

@@ -276,7 +276,11 @@ def _policy(manifest: MergedManifest) -> Iterator[Finding]:
             )
     for key in ("protect", "protect_users"):
         for index, pattern in policy.items(key):
-            problem = pattern_problem(pattern) if isinstance(pattern, str) else None
+            problem = (
+                pattern_problem(pattern, usernames=key == "protect_users")
+                if isinstance(pattern, str)
+                else None
+            )
             if problem is not None:
                 yield Finding.error(
                     f"the {key} pattern {pattern!r} {problem}",

@@ -47,6 +47,12 @@ INCOMPLETE_HINT = (
     "apply again; it picks up where this one stopped."
 )
 
+REFUSED_HINT = (
+    "Refused for safety: the check made as each deletion was to run said no (see above), and "
+    "--force never overrides it. Everything else was applied; the refused objects were left "
+    "as they are."
+)
+
 
 def interruption(plan: Plan | None, outcomes: Sequence[Outcome]) -> tuple[str, bool]:
     """What an interrupted apply had done and had not: the message, and whether the site may

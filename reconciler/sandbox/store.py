@@ -141,7 +141,7 @@ class Store:
     def edit_user(self, user_id: int, changes: dict[str, object], now: int) -> bool:
         """What an administrator changes in the web app (no API method does): a username,
         the administrator or active flag. False when there is no such user."""
-        allowed = {"username": str, "admin": bool, "active": bool}
+        allowed = {"username": str, "email": str, "admin": bool, "active": bool}
         for column, value in changes.items():
             if column not in allowed or type(value) is not allowed[column]:
                 raise ValueError(f"{column}={value!r} cannot be edited")
