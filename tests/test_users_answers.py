@@ -161,3 +161,27 @@ def test_a_user_add_answer_naming_a_deleted_users_id_is_not_believed(site: Site)
     applied = site.run("apply", "people.yaml", "--auto-approve")
     assert applied.returncode == EXIT_OK, applied.stdout + applied.stderr
     assert_nina_joined_as_herself(site, pia_id)
+
+
+def test_a_user_delete_answer_naming_another_user_is_said(site: Site) -> None:
+    """The site deleted dave but answered for carol: the records follow the site's list (dave
+    gone, carol untouched) and the apply says what the answer claimed."""
+    dave = {"username": "dave", "email": "dave@acme.example"}
+    site.loopback.write_manifest("people.yaml", {"version": 1, "users": [dave]})
+    assert site.run("adopt", "people.yaml").returncode == EXIT_OK
+    retire = {"version": 1, "users": [], "policy": {"prune_users": True, "min_admins": 0}}
+    site.loopback.write_manifest("people.yaml", retire)
+
+    def for_carol(request: Request, answer: httpx.Response) -> Reply | None:
+        if request.method != "user_delete":
+            return None
+        body = json.dumps({"userDelete": {"userId": 1003}}).encode()
+        return Reply(200, [body], {"Content-Type": "application/json"})
+
+    site.edit = for_carol
+    applied = site.run("apply", "people.yaml", "--auto-approve")
+    assert applied.returncode == EXIT_OK, applied.stdout + applied.stderr
+    assert "user_delete answered for user #1003, not #1004" in applied.stderr
+    on_site = {u["username"] for u in site.loopback.state()["users"]}
+    assert "dave" not in on_site and "carol" in on_site
+    assert "dave" not in records_of(site)["users"]

@@ -187,7 +187,7 @@ class Executor:
         if doubt is not None:
             self.journal.write("unknown", action, reason=doubt)
             return await self._after_unknown(action, attempt, doubt)
-        return self._done(action, result)
+        return self._done(action, result, result.note)
 
     def _known(self) -> Known:
         return Known(self.before_ids, self.recorded_ids, dict(self.new_ids))

@@ -87,6 +87,7 @@ class Result:
     """What recording needs of an answer: the IDs a creation returned (in name order)."""
 
     ids: tuple[int, ...] = ()
+    note: str = field(default="", compare=False)  # what the answer said otherwise; not recorded
 
     def to_data(self) -> dict[str, Any]:
         return {"ids": list(self.ids)}

@@ -239,7 +239,7 @@ class UserDelete(WriteAction):
         """Delete, then confirm from the site's own list: a 404 (which may only mean "Unknown
         Method"), or a success naming another ID, proves nothing by itself."""
         try:
-            await client.user_delete(self.user_id)
+            answered = await client.user_delete(self.user_id)
         except NotFound as refused:
             if await self._still_listed(client):
                 raise Contradicted(
@@ -253,6 +253,11 @@ class UserDelete(WriteAction):
                 f"user_delete answered success, but the site still lists user #{self.user_id} "
                 f'("{self.username}"): it was not deleted',
                 method=self.method,
+            )
+        if answered != self.user_id:
+            return Result(
+                note=f"user_delete answered for user #{answered}, not #{self.user_id}; the site "
+                f"no longer lists #{self.user_id}, so it is recorded as deleted"
             )
         return NO_RESULT
 
