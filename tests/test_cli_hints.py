@@ -26,7 +26,7 @@ DOCUMENTS = [
     ROOT / "README.md",
     *sorted((ROOT / "docs").glob("*.md")),
     PACKAGE / "sandbox" / "README.md",
-    ROOT / "examples" / "acme" / "site.yaml",
+    ROOT / "examples" / "site.yaml",
 ]
 MENTION = re.compile(r"(?<![\w.-])reconciler((?: +[^\s`;|&)>#(]+)+)")
 LONG_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")

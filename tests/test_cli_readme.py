@@ -59,7 +59,7 @@ def test_the_main_job_runs_from_a_fresh_checkout(tmp_path: Path) -> None:
         assert result.returncode == EXIT_OK, result.stderr
         outputs.append(result.stdout)
     assert "No changes. The site matches the manifest." in outputs[-1]
-    assert (work / "examples" / "acme" / ".reconciler" / "sandbox").is_dir()
+    assert (work / "examples" / ".reconciler" / "sandbox").is_dir()
 
 
 def test_the_tour_runs_as_written_on_one_sandbox(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from reconciler.manifest.schema import site_schema
 from reconciler.model import DEFAULT_MAX_DELETES, DesiredSite, DesiredWorkspace, Policy, Source
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "acme" / "site.yaml"
+EXAMPLE = ROOT / "examples" / "site.yaml"
 SEED = ROOT / "reconciler" / "sandbox" / "seeds" / "example.yaml"
 
 

@@ -21,7 +21,7 @@ CASES = ROOT / "tests" / "cases" / "manifest"
 
 @pytest.fixture(autouse=True)
 def _in_repository(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)  # so that paths in the output read examples/acme/site.yaml
+    monkeypatch.chdir(ROOT)  # so that paths in the output read examples/site.yaml
 
 
 def _validate(*args: str) -> Result:
@@ -29,9 +29,9 @@ def _validate(*args: str) -> Result:
 
 
 def test_a_valid_manifest_exits_0_with_a_summary() -> None:
-    result = _validate("examples/acme/site.yaml")
+    result = _validate("examples/site.yaml")
     assert result.exit_code == 0, result.output
-    assert result.output == "examples/acme/site.yaml: valid (8 workspaces, 6 groups)\n"
+    assert result.output == "examples/site.yaml: valid (8 workspaces, 6 groups)\n"
 
 
 def test_an_invalid_manifest_exits_1_and_lists_every_finding() -> None:
@@ -66,21 +66,21 @@ def test_json_output_is_only_the_list_of_findings() -> None:
         "message": "`url` 'ftp://acme.example.net' is not an http(s) address",
         "hint": "write the site's address, e.g. https://acme.example.net",
     }
-    assert json.loads(_validate("examples/acme/site.yaml", "--format", "json").output) == []
+    assert json.loads(_validate("examples/site.yaml", "--format", "json").output) == []
 
 
 def test_show_prints_the_expanded_model_as_yaml() -> None:
-    result = _validate("examples/acme/site.yaml", "--show")
+    result = _validate("examples/site.yaml", "--show")
     assert result.exit_code == 0
     *model, summary = result.output.splitlines()
     shown = yaml.safe_load("\n".join(model))
-    assert summary == "examples/acme/site.yaml: valid (8 workspaces, 6 groups)"
+    assert summary == "examples/site.yaml: valid (8 workspaces, 6 groups)"
     finance = shown["workspaces"][0]
     assert finance["name"] == "Finance" and finance["root_access"] is False
     assert finance["users"] == ["alice", "bob@acme.example", "erin", "1042"]
     assert finance["permissions"] == sorted(finance["permissions"])
     assert "upload_files" in finance["permissions"]  # from defaults
-    assert finance["declared_at"].startswith("examples/acme/site.yaml:")
+    assert finance["declared_at"].startswith("examples/site.yaml:")
     share = next(w for w in shown["workspaces"] if w["name"] == "Company Share")
     assert share["permissions"] is None
     assert [w["team"] for w in shown["workspaces"] if "team" in w] == ["Payments", "Data Platform"]
@@ -88,7 +88,7 @@ def test_show_prints_the_expanded_model_as_yaml() -> None:
 
 
 def test_show_with_json_prints_findings_and_desired() -> None:
-    result = _validate("examples/acme/site.yaml", "--show", "--format", "json")
+    result = _validate("examples/site.yaml", "--show", "--format", "json")
     data = json.loads(result.output)
     assert data["findings"] == [] and len(data["desired"]["workspaces"]) == 8
     bad = str(CASES / "bad-names.yaml")
@@ -116,7 +116,7 @@ def test_the_installed_console_script_validates_the_example() -> None:
     script = shutil.which("reconciler", path=str(Path(sys.executable).parent))
     assert script is not None, "the package is not installed in this environment"
     completed = subprocess.run(
-        [script, "validate", "examples/acme/site.yaml"],
+        [script, "validate", "examples/site.yaml"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -124,7 +124,7 @@ def test_the_installed_console_script_validates_the_example() -> None:
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout == "examples/acme/site.yaml: valid (8 workspaces, 6 groups)\n"
+    assert completed.stdout == "examples/site.yaml: valid (8 workspaces, 6 groups)\n"
     assert completed.stderr == ""
 
 

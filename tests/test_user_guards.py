@@ -141,7 +141,10 @@ def test_force_never_deletes_below_min_admins_active_administrators(site: Loopba
     site.write_manifest("team/people.yaml", {"users": declared("frank")})
 
     plan = site.run("plan", "team")
-    assert "leave 1 active administrator(s), fewer than policy.min_admins (2), which --force" in plan.stdout
+    assert (
+        "leave 1 active administrator(s), fewer than policy.min_admins (2), which --force"
+        in plan.stdout
+    )
     forced = site.run("apply", "team", "--auto-approve", "--force")
     assert forced.returncode == EXIT_REFUSED, forced.stdout + forced.stderr
     assert "refused at the moment it was to run" in forced.stderr

@@ -48,7 +48,7 @@ APPLY_EPILOG = epilog(
         (130, "interrupted (Ctrl-C): what was done is recorded; run apply again"),
     ],
     [
-        "reconciler apply examples/acme/site.yaml --sandbox",
+        "reconciler apply examples/site.yaml --sandbox",
         "reconciler apply plan.json site/ --auto-approve",
     ],
 )

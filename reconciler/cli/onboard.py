@@ -24,7 +24,7 @@ from reconciler.render.manifest import render_manifest, render_manifest_files
 EXPORT_EPILOG = epilog(
     [(0, "the manifest was written"), (1, SITE_ERROR + ", unwritable file"), LOCKED],
     [
-        "reconciler export --sandbox --state-dir examples/acme/.reconciler -o live.yaml",
+        "reconciler export --sandbox --state-dir examples/.reconciler -o live.yaml",
         "reconciler export --site https://acme.example.net -o site/ --adopt",
     ],
 )
@@ -34,7 +34,7 @@ ADOPT_EPILOG = epilog(
         (1, SITE_ERROR),
         LOCKED,
     ],
-    ["reconciler adopt site/", "reconciler adopt examples/acme/site.yaml --sandbox"],
+    ["reconciler adopt site/", "reconciler adopt examples/site.yaml --sandbox"],
 )
 
 

@@ -70,7 +70,7 @@ SANDBOX_SEED = (
         "--sandbox-seed",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
         help="Seed file for a new embedded sandbox (default: the example seed shipped inside "
-        "the tool, which holds the users of examples/acme/site.yaml).",
+        "the tool, which holds the users of examples/site.yaml).",
     ),
 )
 CONNECTION = (

@@ -57,14 +57,14 @@ PLAN_EPILOG = epilog(
         (2, "with --detailed-exitcode: there are changes"),
     ],
     [
-        "reconciler plan examples/acme/site.yaml --sandbox",
+        "reconciler plan examples/site.yaml --sandbox",
         "reconciler plan site/ --format markdown -o plan.json --detailed-exitcode > plan.md",
     ],
 )
 DRIFT_EPILOG = epilog(
     [(0, "the site matches the manifest"), (1, SITE_ERROR), (2, "the site has drifted")],
     [
-        "reconciler drift examples/acme/site.yaml --sandbox",
+        "reconciler drift examples/site.yaml --sandbox",
         "reconciler drift site/ --format markdown > drift.md",
     ],
 )

@@ -76,7 +76,7 @@ def sandbox() -> None:
 @click.option(
     "--seed", "seed_path", type=click.Path(dir_okay=False), default=None,
     help="YAML seed (users:, workspaces:, groups:, settings:), applied only to a new database "
-    "[default: the example seed shipped inside the tool: the users of examples/acme/site.yaml, "
+    "[default: the example seed shipped inside the tool: the users of examples/site.yaml, "
     "sandbox-admin-key / sandbox-admin-secret].",
 )  # fmt: skip
 @click.option(

@@ -33,7 +33,7 @@ UNREADABLE = "there are no records for the site, or they cannot be read"
 SHOW_EPILOG = epilog(
     [(0, "the records were printed"), (1, UNREADABLE)],
     [
-        "reconciler state show examples/acme/site.yaml --sandbox",
+        "reconciler state show examples/site.yaml --sandbox",
         "reconciler state show site/ --version 3",
     ],
 )

@@ -36,7 +36,7 @@ EPILOG = epilog(
         (0, "the manifest is valid (warnings allowed)"),
         (1, "the manifest is invalid, or a PATH cannot be read"),
     ],
-    ["reconciler validate examples/acme/", "reconciler validate site/ --format json"],
+    ["reconciler validate examples/", "reconciler validate site/ --format json"],
 )
 SCHEMA_EPILOG = epilog(
     [(0, "the schema was printed")],
@@ -76,7 +76,7 @@ def schema() -> None:
     """Print the JSON Schema of the manifest, exactly the one this version checks against.
 
     Editors with a YAML language server check a manifest as you type when its first line is
-    `# yaml-language-server: $schema=PATH` (examples/acme/site.yaml has one); CI can check
+    `# yaml-language-server: $schema=PATH` (examples/site.yaml has one); CI can check
     that its copy is the tool's.
     """
     click.echo(json.dumps(site_schema(), indent=2, ensure_ascii=False))

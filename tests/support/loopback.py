@@ -30,7 +30,7 @@ from reconciler.sandbox.settings import SandboxSettings
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_SEED = REPO / "reconciler" / "sandbox" / "seeds" / "example.yaml"
-EXAMPLE_SITE = REPO / "examples" / "acme" / "site.yaml"
+EXAMPLE_SITE = REPO / "examples" / "site.yaml"
 ADMIN_KEY = "sandbox-admin-key"
 ADMIN_SECRET = "sandbox-admin-secret"
 T = TypeVar("T")
