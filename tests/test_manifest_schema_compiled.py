@@ -1,4 +1,4 @@
-"""The compiled schema check says *valid* exactly when jsonschema finds no error.
+"""The fastjsonschema check says *valid* exactly when jsonschema finds no error.
 
 ``check_schema`` skips jsonschema for a document the compiled check passes, so a wrong
 *valid* would let a manifest error through unreported. Its verdicts are compared with
@@ -19,20 +19,38 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from reconciler.manifest.compiled import UnsupportedSchema, compile_schema
-from reconciler.manifest.schema import _inline, check_schema, site_schema
+from reconciler.manifest.schema import _inline, check_schema, is_valid, site_schema
 from reconciler.manifest.source import read_document
 
 SCHEMA = site_schema()
 JSONSCHEMA = Draft202012Validator(SCHEMA)
-COMPILED = compile_schema(_inline(SCHEMA, SCHEMA["$defs"]))
+COMPILED = is_valid()
 CASES = Path(__file__).parent / "cases" / "manifest"
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
+def _ends_a_line(value: Any) -> bool:
+    """A string anywhere in ``value`` that ends with a newline."""
+    if isinstance(value, str):
+        return value.endswith("\n")
+    if isinstance(value, dict):
+        return any(_ends_a_line(k) or _ends_a_line(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_ends_a_line(v) for v in value)
+    return False
+
+
 def agree(document: Any) -> None:
+    """The same verdict, but for one documented difference that is never a wrong *valid*: a
+    pattern's ``$`` matches before a final newline in jsonschema (Python's ``re``), at the
+    very end only in the generated code (as ECMA-262 says). Such a string is then explained
+    by jsonschema, finds no schema error, and the name rules refuse its trailing newline."""
     expected = JSONSCHEMA.is_valid(document)
-    assert COMPILED(document) is expected, list(JSONSCHEMA.iter_errors(document))[:3]
+    verdict = COMPILED(document)
+    if verdict is not expected:
+        assert expected and not verdict and _ends_a_line(document), list(
+            JSONSCHEMA.iter_errors(document)
+        )[:3]
 
 
 def workspace(**values: Any) -> dict[str, Any]:
@@ -117,21 +135,6 @@ def test_an_invalid_manifest_is_still_explained_by_jsonschema(tmp_path: Path) ->
     [finding] = check_schema(document)
     assert finding.source.path == "workspaces[0].root_access"
     assert "true or false" in finding.message
-
-
-@pytest.mark.parametrize(
-    "schema",
-    [
-        {"type": "object", "patternProperties": {"^a": {"type": "string"}}},
-        {"anyOf": [{"type": "string"}]},
-        {"type": "decimal"},
-        {"const": [1]},
-        "string",
-    ],
-)
-def test_a_keyword_it_does_not_know_is_refused_when_compiling(schema: Any) -> None:
-    with pytest.raises(UnsupportedSchema):
-        compile_schema(schema)
 
 
 # --- generated documents --------------------------------------------------------------------
@@ -231,7 +234,7 @@ INLINED = _inline(SCHEMA, SCHEMA["$defs"])
 @given(fitting(INLINED))
 def test_generated_valid_documents_are_valid(document: Any) -> None:
     assert JSONSCHEMA.is_valid(document)
-    assert COMPILED(document)
+    agree(document)
 
 
 @GENERATED

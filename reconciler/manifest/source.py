@@ -7,10 +7,8 @@ also makes the loader strict where PyYAML is lenient: a key given twice is an er
 than a silent overwrite, a tag that is not plain data is refused rather than constructed, and
 a password key is refused wherever it is written, its value dropped on the spot.
 
-A plain document (no anchors, aliases, merge keys or tags on collections: most manifests) is
-built straight from the parser's events by ``_Reader``, without a node tree to compose and
-walk again; any other is composed into nodes first and built by ``_Builder``. Both give the
-same values, positions and findings (``tests/test_manifest_reader.py``).
+Every document is composed into nodes by the guarded composer (``compose``: libyaml's own
+would recurse on the C stack and crash on deep nesting) and built by ``_Builder``.
 
 Input is treated as hostile: a size limit, strict UTF-8, no FIFOs, and the nesting and alias
 limits of ``compose``. Every problem becomes a ``Finding``; nothing here raises.
@@ -26,36 +24,20 @@ from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.events import (
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-    StreamEndEvent,
-)
 from yaml.nodes import ScalarNode
 
 from reconciler.findings import Finding
 from reconciler.manifest.compose import (
-    MAP_TAG,
     MAX_DEPTH,
     OFFSETS_IN_BYTES,
-    SEQ_TAG,
     STR_TAG,
     Collection,
     ComposeError,
-    Loader,
     Node,
     Position,
     Scalar,
-    ScalarTags,
     compose,
-    end_document,
-    max_values,
     position_of,
-    too_deep,
-    too_many_values,
 )
 from reconciler.manifest.credentials import is_password_key
 from reconciler.model import Source
@@ -291,123 +273,6 @@ class _Builder:
         )
 
 
-class _NeedsNodes(Exception):
-    """The document is not plain: ``_Reader`` leaves it to ``compose`` and ``_Builder``."""
-
-
-class _Reader:
-    """Builds the values of a plain document straight from the parser's events.
-
-    Why: a large manifest has some 20,000 values, and composing a node for each only to walk
-    them all once more costs as much as building the values. Most manifests are plain -- no
-    anchor, alias or merge key (``<<``), no tag on a list or mapping, no key that is a list
-    or mapping, no list or mapping under a password key -- and for those this gives exactly
-    the values, positions and findings that ``_Builder`` gives from the nodes, in the same
-    order. Anything else raises ``_NeedsNodes`` and the whole document is read again through
-    ``compose`` (so a large file whose first anchor comes late is read about twice). The
-    limits of ``compose`` hold here too, on the same events: values are counted as they
-    arrive, nesting is checked as each list or mapping opens, one document per file.
-    """
-
-    def __init__(self, loader: Any, builder: _Builder) -> None:
-        self.loader = loader
-        self.builder = builder
-        self.positions = builder.positions
-        self.tags = ScalarTags(loader)
-        self.values = 0  # events taken so far, as ``compose`` counts them
-        self.max_values = max_values()
-
-    def document(self) -> dict[str, Any]:
-        loader = self.loader
-        loader.get_event()  # StreamStartEvent
-        if loader.check_event(StreamEndEvent):
-            raise _NeedsNodes  # empty: ``_root`` says so
-        loader.get_event()  # DocumentStartEvent
-        root = self._next()
-        if type(root) is not MappingStartEvent or not self._plain(root, MAP_TAG):
-            raise _NeedsNodes  # ``_root`` explains a top level that is not a mapping
-        values = self._mapping("", 1)
-        end_document(loader)
-        return values
-
-    def _next(self) -> Any:
-        event = self.loader.get_event()
-        self.values += 1
-        if self.values > self.max_values:
-            raise too_many_values(event)
-        return event
-
-    @staticmethod
-    def _plain(event: Any, tag: str) -> bool:
-        """A list or mapping start without anchor or tag of its own."""
-        return event.anchor is None and event.tag in (None, "!", tag)
-
-    def _value(self, event: Any, path: str, depth: int) -> Any:
-        """The value that starts with ``event``, inside ``depth`` open lists and mappings."""
-        kind = type(event)
-        if kind is ScalarEvent and event.anchor is None:
-            tag = event.tag
-            if tag is None or tag == "!":
-                tag = self.tags.resolve(event)
-            if tag == STR_TAG:  # most values: nothing to convert
-                return event.value
-            return self.builder.scalar(
-                Scalar(tag, event.value, position_of(event.start_mark)), path
-            )
-        if kind is MappingStartEvent and self._plain(event, MAP_TAG):
-            if depth >= MAX_DEPTH:
-                raise too_deep(event)
-            return self._mapping(path, depth + 1)
-        if kind is SequenceStartEvent and self._plain(event, SEQ_TAG):
-            if depth >= MAX_DEPTH:
-                raise too_deep(event)
-            return self._sequence(path, depth + 1)
-        raise _NeedsNodes  # an anchor, an alias or a tag on a collection
-
-    def _sequence(self, path: str, depth: int) -> list[Any]:
-        items: list[Any] = []
-        positions = self.positions
-        while True:
-            event = self._next()
-            if type(event) is SequenceEndEvent:
-                return items
-            item_path = f"{path}[{len(items)}]"
-            mark = event.start_mark
-            positions[item_path] = (mark.line + 1, mark.column + 1)
-            items.append(self._value(event, item_path, depth))
-
-    def _mapping(self, path: str, depth: int) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        first_seen: dict[str, Position] = {}
-        builder, positions = self.builder, self.positions
-        while True:
-            event = self._next()
-            if type(event) is MappingEndEvent:
-                return result
-            if type(event) is not ScalarEvent or event.anchor is not None:
-                raise _NeedsNodes  # a key that is a collection, an alias or anchored
-            tag = event.tag
-            if tag is None or tag == "!":
-                tag = self.tags.resolve(event)
-            if tag == _MERGE_TAG:
-                raise _NeedsNodes
-            key: str = event.value
-            where = position_of(event.start_mark)
-            key_path = child(path, key)
-            if key in first_seen:
-                builder.given_twice(key, where, first_seen[key], key_path)
-            first_seen[key] = where
-            positions[key_path] = where
-            value = self._next()
-            if is_password_key(key):
-                if type(value) is not ScalarEvent or value.anchor is not None:
-                    raise _NeedsNodes
-                builder.refuse_password(key, where, key_path)
-                result[key] = None  # the password itself is never kept
-                continue
-            result[key] = self._value(value, key_path, depth)
-
-
 def _short_tag(tag: str) -> str:
     """``!!int`` rather than ``tag:yaml.org,2002:int``, as the user wrote it."""
     return "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
@@ -489,15 +354,7 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Finding:
 
 def _build(text: str, file: str) -> tuple[Any, _Builder | None, list[Finding]]:
     """The values of ``text`` and the builder that made them, or the findings that stop it."""
-    builder = _Builder(file)
     try:
-        loader = Loader(text)
-        try:
-            return _Reader(loader, builder).document(), builder, []
-        except _NeedsNodes:
-            pass
-        finally:
-            loader.dispose()
         root = compose(text)
     except ComposeError as exc:
         line, column = (None, None) if exc.mark is None else position_of(exc.mark)
@@ -507,7 +364,7 @@ def _build(text: str, file: str) -> tuple[Any, _Builder | None, list[Finding]]:
     root, findings = _root(root, file)
     if root is None:
         return None, None, findings
-    builder = _Builder(file)  # what the reader found is found again
+    builder = _Builder(file)
     return builder.build(root, ""), builder, []
 
 
