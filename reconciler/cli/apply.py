@@ -30,6 +30,7 @@ from reconciler.render.apply import (
     INCOMPLETE_HINT,
     REFUSED_HINT,
     interruption,
+    notice_lines,
     problem_lines,
     summary_line,
 )
@@ -164,7 +165,7 @@ def apply(
         click.echo(f"Note: {line}.", err=True)
     if result.report is None:
         return EXIT_OK
-    for line in problem_lines(result.report):
+    for line in notice_lines(result.report) + problem_lines(result.report):
         click.echo(line, err=True)
     click.echo("\n" + summary_line(result.report, stats))
     if result.report.complete:

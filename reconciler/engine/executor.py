@@ -182,10 +182,12 @@ class Executor:
         except SiteError as exc:
             return self._failed(action, exc)
         doubt = action.doubt(result, self._known())
+        if doubt is None:
+            doubt = await action.confirm(self.client, result)
         if doubt is not None:
             self.journal.write("unknown", action, reason=doubt)
             return await self._after_unknown(action, attempt, doubt)
-        return self._done(action, result)
+        return self._done(action, result, result.note)
 
     def _known(self) -> Known:
         return Known(self.before_ids, self.recorded_ids, dict(self.new_ids))

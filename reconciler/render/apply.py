@@ -21,6 +21,16 @@ def problem_lines(report: ApplyReport) -> list[str]:
     ]
 
 
+def notice_lines(report: ApplyReport) -> list[str]:
+    """One line per action that completed otherwise than its answer said (a doubted answer
+    settled by reading the site, a deletion found already done): said, never silent."""
+    return [
+        f"  note: {outcome.action.summary()}: {outcome.detail}"
+        for outcome in report.outcomes
+        if outcome.status == "done" and outcome.detail
+    ]
+
+
 def summary_line(report: ApplyReport, stats: ClientStats) -> str:
     writes = ", ".join(f"{m} {n}" for m, n in sorted(report.calls.items())) or "none"
     reads = stats.total - sum(report.calls.values())

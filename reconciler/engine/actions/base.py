@@ -87,6 +87,7 @@ class Result:
     """What recording needs of an answer: the IDs a creation returned (in name order)."""
 
     ids: tuple[int, ...] = ()
+    note: str = field(default="", compare=False)  # what the answer said otherwise; not recorded
 
     def to_data(self) -> dict[str, Any]:
         return {"ids": list(self.ids)}
@@ -231,6 +232,12 @@ class WriteAction(ABC):
     def doubt(self, result: Result, known: Known) -> str | None:
         """Why the site's answer cannot be believed (the write's outcome is then unknown and
         settled by reading the site), or None. Most answers carry nothing to doubt."""
+        return None
+
+    async def confirm(self, client: SiteClient, result: Result) -> str | None:
+        """Why the site, asked again, contradicts an answer ``doubt`` let through (the outcome
+        is then unknown and settled by reading the site), or None. Most answers need no
+        second look."""
         return None
 
     def new_user_ids(self, result: Result) -> dict[str, int]:

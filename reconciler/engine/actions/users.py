@@ -162,6 +162,24 @@ class UserAdd(WriteAction):
             return f'user_add answered the ID {new_id}, which this apply gave "{twin}"'
         return None
 
+    async def confirm(self, client: SiteClient, result: Result) -> str | None:
+        """The site is asked who the answered ID is: an ID nobody had before can still be wrong
+        (a made-up number, a relay's mistake), and everything this apply binds to the new user
+        (groups, workspaces) and every later deletion would follow it."""
+        new_id = result.ids[0]
+        try:
+            info = await client.user_info(new_id)
+        except NotFound:
+            return f"user_add answered the ID {new_id}, which the site does not know"
+        except SiteError as exc:
+            return f"user_add answered the ID {new_id}, which could not be checked ({exc})"
+        if info.id != new_id or not _same(info.username, self.username):
+            return (
+                f'user_add answered the ID {new_id}, which the site gives to "{info.username}", '
+                f'not "{self.username}"'
+            )
+        return None
+
     def new_user_ids(self, result: Result) -> dict[str, int]:
         return {self.username: result.ids[0]} if len(result.ids) == 1 else {}
 
@@ -221,7 +239,7 @@ class UserDelete(WriteAction):
         """Delete, then confirm from the site's own list: a 404 (which may only mean "Unknown
         Method"), or a success naming another ID, proves nothing by itself."""
         try:
-            await client.user_delete(self.user_id)
+            answered = await client.user_delete(self.user_id)
         except NotFound as refused:
             if await self._still_listed(client):
                 raise Contradicted(
@@ -235,6 +253,11 @@ class UserDelete(WriteAction):
                 f"user_delete answered success, but the site still lists user #{self.user_id} "
                 f'("{self.username}"): it was not deleted',
                 method=self.method,
+            )
+        if answered != self.user_id:
+            return Result(
+                note=f"user_delete answered for user #{answered}, not #{self.user_id}; the site "
+                f"no longer lists #{self.user_id}, so it is recorded as deleted"
             )
         return NO_RESULT
 
