@@ -173,8 +173,9 @@ def compare_live(
     )
 
 
-MAX_SCOPED_LOOKUPS = 40
-"""Past this many references to look up, one read of the whole user list is cheaper."""
+MAX_SCOPED_LOOKUPS = 250
+"""Past this many references to look up, one read of the whole user list is cheaper: searches
+go out concurrently (a round trip per eight), the user list one page after another."""
 
 
 async def _observe_scoped(
