@@ -22,7 +22,9 @@ from reconciler.cli.options import (
 from reconciler.cli.target import Target, locate, locate_manifest, records_at
 from reconciler.engine import ledger, workflow
 from reconciler.engine.records import Records
+from reconciler.engine.records_diff import records_changes
 from reconciler.errors import EXIT_ERROR, EXIT_OK
+from reconciler.render.records_diff import render_records_diff
 from reconciler.state.backend import Holder
 from reconciler.state.locate import open_records, parse_location
 from reconciler.state.migrate import copy_site
@@ -40,6 +42,13 @@ SHOW_EPILOG = epilog(
 HISTORY_EPILOG = epilog(
     [(0, "the versions were listed"), (1, UNREADABLE)],
     ["reconciler state history site/", "reconciler state history --site https://acme.example.net"],
+)
+DIFF_EPILOG = epilog(
+    [
+        (0, "the changes were printed (none is not an error)"),
+        (1, UNREADABLE + ", or no such version"),
+    ],
+    ["reconciler state diff 3 --sandbox", "reconciler state diff 12 15 --format markdown"],
 )
 FORGET_EPILOG = epilog(
     [(0, "the record was dropped"), (1, "no such record, or an error"), LOCKED],
@@ -98,6 +107,38 @@ def show(paths: tuple[str, ...], site_opts: SiteOptions, version: int | None) ->
             click.echo(f"No records for {store.site} in {store.location}.", err=True)
             return EXIT_ERROR
     click.echo(json.dumps(records.to_data(), indent=1))
+    return EXIT_OK
+
+
+@state.command("diff", epilog=DIFF_EPILOG)
+@click.argument("versions", nargs=-1, type=click.IntRange(min=1), metavar="VERSION [VERSION]")
+@records_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="json for programs, markdown for a report.",
+)
+def diff(versions: tuple[int, ...], site_opts: SiteOptions, fmt: str) -> int:
+    """Show what changed in the records between two saved versions (for auditors).
+
+    VERSION [VERSION]: from the first to the second, or to the newest when only one is
+    given (numbers as `state history` lists them). Each line names the workspace, group,
+    user or reference that changed, and the field, before and after. The records are found
+    with --state (or --state-dir, RECONCILER_STATE, else .reconciler/ here); the site with
+    --site (or SITE_URL), or --sandbox.
+    """
+    if not 1 <= len(versions) <= 2:
+        raise click.UsageError("Give one version (compared with the newest) or two.")
+    target = _target(site_opts, ())
+    with records_at(site_opts, target) as store:
+        first = store.load_version(versions[0])
+        second = store.load_version(versions[1]) if len(versions) == 2 else store.load()
+        changes = records_changes(first.data or {}, second.data or {})
+        site = store.site
+    click.echo(render_records_diff(changes, first.version, second.version, fmt, site), nl=False)
     return EXIT_OK
 
 
