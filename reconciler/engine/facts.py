@@ -64,14 +64,15 @@ def _group_fact(name: str, live_groups: dict[str, list[int]], records: Records) 
 
 def describe_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """Plain sentences, one per object whose facts differ between two fingerprints."""
+    differing = _differing(before, after)
     sentences: list[str] = []
-    for name in _differing(before, after, "workspaces"):
+    for name in differing["workspaces"]:
         sentences.append(
             _workspace_change(name, before["workspaces"][name], after["workspaces"][name])
         )
-    for name in _differing(before, after, "groups"):
+    for name in differing["groups"]:
         sentences.append(_group_change(name, before["groups"][name], after["groups"][name]))
-    for uid in _differing(before, after, "users"):
+    for uid in differing["users"]:
         was, now = before["users"][uid], after["users"][uid]
         if now is None:
             sentences.append(f'user {uid} ("{was}") no longer exists on the site')
@@ -82,9 +83,21 @@ def describe_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> lis
     return sentences
 
 
-def _differing(before: Mapping[str, Any], after: Mapping[str, Any], section: str) -> list[str]:
-    old, new = before.get(section, {}), after.get(section, {})
-    return [name for name in sorted(set(old) & set(new)) if old[name] != new[name]]
+def _differing(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The objects, by section, whose facts differ (deepdiff finds where): only objects the
+    plan fingerprinted, which both fingerprints name."""
+    from deepdiff import DeepDiff  # only a stale plan needs it
+
+    found: dict[str, set[str]] = {"workspaces": set(), "groups": set(), "users": set()}
+    tree = DeepDiff(dict(before), dict(after), view="tree")
+    for items in tree.values():
+        for item in items:
+            path = [str(part) for part in item.path(output_format="list")]
+            if len(path) >= 2 and path[0] in found:
+                section, name = path[0], path[1]
+                if name in before.get(section, {}) and name in after.get(section, {}):
+                    found[section].add(name)
+    return {section: sorted(names) for section, names in found.items()}
 
 
 def _workspace_change(name: str, was: Any, now: Any) -> str:

@@ -1,0 +1,56 @@
+"""Why a saved plan is stale, in the domain's words: deepdiff finds which fingerprinted
+objects changed; each becomes one sentence about that object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.engine.facts import describe_changes
+
+
+def fingerprint(**changes: Any) -> dict[str, Any]:
+    facts: dict[str, Any] = {
+        "workspaces": {
+            "Finance": [
+                {"id": 12, "users": [1001, 1002], "permissions": None, "notifications": None}
+            ],
+            "Legal": [{"id": 13, "users": [1003], "permissions": None, "notifications": None}],
+            "Audit": None,
+        },
+        "groups": {
+            "crew": {"ids_on_site": [], "recorded_id": None, "recorded_members": None},
+            "ops": {"ids_on_site": [7], "recorded_id": 7, "recorded_members": [1005]},
+        },
+        "users": {"1004": "dave", "1009": "ivan"},
+    }
+    for section, value in changes.items():
+        facts[section] = {**facts[section], **value}
+    return facts
+
+
+def test_each_changed_object_is_one_sentence_and_untouched_ones_are_not_mentioned() -> None:
+    before = fingerprint()
+    after = fingerprint(
+        workspaces={
+            "Finance": [
+                {
+                    "id": 12,
+                    "users": [1002, 1043],
+                    "permissions": ["upload_files"],
+                    "notifications": None,
+                }
+            ],  # fmt: skip
+            "Audit": [{"id": 20, "users": [], "permissions": None, "notifications": None}],
+        },
+        groups={"crew": {"ids_on_site": [8], "recorded_id": None, "recorded_members": None}},
+        users={"1004": "dave.old", "1009": None},
+    )
+    assert describe_changes(before, after) == [
+        'workspace "Audit" was created on the site since the plan was made',
+        'workspace "Finance" changed on the site since the plan was made: user 1043 joined, '
+        "user 1001 left; its permissions override changed",
+        'user group "crew" was created on the site (by someone else) since the plan was made',
+        'user 1004 was renamed from "dave" to "dave.old"',
+        'user 1009 ("ivan") no longer exists on the site',
+    ]
+    assert describe_changes(before, fingerprint()) == []
