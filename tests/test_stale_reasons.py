@@ -8,13 +8,15 @@ from typing import Any
 from reconciler.engine.facts import describe_changes
 
 
+def workspace(ws_id: int, users: list[int], permissions: Any = None) -> list[dict[str, Any]]:
+    return [{"id": ws_id, "users": users, "permissions": permissions, "notifications": None}]
+
+
 def fingerprint(**changes: Any) -> dict[str, Any]:
     facts: dict[str, Any] = {
         "workspaces": {
-            "Finance": [
-                {"id": 12, "users": [1001, 1002], "permissions": None, "notifications": None}
-            ],
-            "Legal": [{"id": 13, "users": [1003], "permissions": None, "notifications": None}],
+            "Finance": workspace(12, [1001, 1002]),
+            "Legal": workspace(13, [1003]),
             "Audit": None,
         },
         "groups": {
@@ -32,15 +34,8 @@ def test_each_changed_object_is_one_sentence_and_untouched_ones_are_not_mentione
     before = fingerprint()
     after = fingerprint(
         workspaces={
-            "Finance": [
-                {
-                    "id": 12,
-                    "users": [1002, 1043],
-                    "permissions": ["upload_files"],
-                    "notifications": None,
-                }
-            ],  # fmt: skip
-            "Audit": [{"id": 20, "users": [], "permissions": None, "notifications": None}],
+            "Finance": workspace(12, [1002, 1043], ["upload_files"]),
+            "Audit": workspace(20, []),
         },
         groups={"crew": {"ids_on_site": [8], "recorded_id": None, "recorded_members": None}},
         users={"1004": "dave.old", "1009": None},
