@@ -15,8 +15,32 @@ CATEGORIES = ("missing", "extra", "changed", "needs_replacement", "unmanaged", "
 DRIFT_CATEGORIES = CATEGORIES[:4]  # the ones that mean "out of sync"
 
 
-def _item(kind: str, name: str, detail: str) -> dict[str, Any]:
-    return {"kind": kind, "name": name, "detail": detail}
+def _item(
+    kind: str, name: str, detail: str, differences: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    item: dict[str, Any] = {"kind": kind, "name": name, "detail": detail}
+    if differences:
+        item["differences"] = differences
+    return item
+
+
+def differences(change: Change) -> list[dict[str, Any]]:
+    """Field by field, for programs and auditors: what the site shows and what the manifest
+    says (settings), or which members are missing and extra, and how each was learnt."""
+    found = [
+        {"field": f.field, "site": f.before, "manifest": f.after, "basis": f.basis}
+        for f in change.fields
+    ]
+    if change.added or change.removed:
+        found.append(
+            {
+                "field": "members",
+                "missing": list(change.added),
+                "extra": list(change.removed),
+                "basis": change.basis,
+            }
+        )
+    return found
 
 
 def drift_report(plan: Plan) -> dict[str, Any]:
@@ -29,7 +53,7 @@ def drift_report(plan: Plan) -> dict[str, Any]:
         report[category] = []
     for change in plan.changes:
         category, detail = _categorise(change)
-        report[category].append(_item(change.kind, change.name, detail))
+        report[category].append(_item(change.kind, change.name, detail, differences(change)))
     for kept in plan.kept:
         category = "extra" if kept.on_site else "missing"
         report[category].append(_item(kept.kind, kept.name, kept.reason))
