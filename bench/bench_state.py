@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from reconciler.engine import ledger
 from reconciler.engine.records import Known, RecordedGroup, RecordedWorkspace, Records
 from reconciler.logs import configure_logging
-from reconciler.state.backend import Holder, SaveInfo, SiteRecords, StateLocation
+from reconciler.state.backend import Holder, RecordStore, SaveInfo, StateLocation
 from reconciler.state.documents import dump_document
 from reconciler.state.locate import open_records, parse_location
 from tests.support.postgres import running_postgres
@@ -100,7 +100,7 @@ def median_seconds(action: Callable[[], object], repeats: int) -> float:
     return statistics.median(times)
 
 
-def measure(records: SiteRecords, data: dict[str, Any], repeats: int) -> dict[str, float]:
+def measure(records: RecordStore, data: dict[str, Any], repeats: int) -> dict[str, float]:
     """Median seconds of each operation on ``records``."""
     holder = Holder.current("bench")
     figures: dict[str, float] = {}

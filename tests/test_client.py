@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.boundary import UNKNOWN_OUTCOME_HINT, WRITE_FAILED_HINT
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
@@ -33,7 +34,6 @@ from reconciler.api.errors import (
     SiteError,
     TransportError,
 )
-from reconciler.api.records import WorkspaceSettings
 from reconciler.sandbox.app import SandboxApp, create_app
 from reconciler.sandbox.seed import load_seed_file
 from reconciler.sandbox.settings import SandboxSettings

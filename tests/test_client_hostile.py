@@ -25,6 +25,7 @@ from xml.sax.saxutils import escape
 import pytest
 import structlog
 
+from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.api.errors import (
@@ -34,7 +35,6 @@ from reconciler.api.errors import (
     SiteError,
     TransportError,
 )
-from reconciler.api.records import WorkspaceSettings
 from reconciler.logs import configure_logging
 from tests.support.hostile_server import (
     HostileServer,

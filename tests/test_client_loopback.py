@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.errors import (
     AuthenticationError,
     InvalidRequest,
@@ -23,7 +24,6 @@ from reconciler.api.errors import (
     ServerError,
     TransportError,
 )
-from reconciler.api.records import WorkspaceSettings
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.settings import DEFAULTS
 from tests.test_client import (

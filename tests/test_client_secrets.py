@@ -20,8 +20,8 @@ import httpx
 import pytest
 import structlog
 
+from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.errors import SiteError
-from reconciler.api.records import WorkspaceSettings
 from reconciler.logs import LogFormat, configure_logging
 from reconciler.sandbox.app import create_app
 from reconciler.sandbox.settings import SandboxSettings

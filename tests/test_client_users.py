@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.api.answers import LocationEntry, NewUser
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.api.errors import (
@@ -22,7 +23,6 @@ from reconciler.api.errors import (
     OutcomeUnknown,
     PermissionDenied,
 )
-from reconciler.api.records import LocationEntry, NewUser
 from tests.support.hostile_server import (
     HostileServer,
     Reply,

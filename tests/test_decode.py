@@ -19,6 +19,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.api import boundary, methods
+from reconciler.api.answers import (
+    GroupCreated,
+    LocationEntry,
+    LocationPermissions,
+    MembershipChange,
+    UserInfo,
+    UserSummary,
+    WorkspaceEntry,
+    WorkspaceInfo,
+    WorkspaceMember,
+    WorkspaceRef,
+)
 from reconciler.api.boundary import Answer, Boundary
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.api.decode import Payload
@@ -35,18 +47,6 @@ from reconciler.api.errors import (
     SiteRefusal,
 )
 from reconciler.api.methods import ApiMethod
-from reconciler.api.records import (
-    GroupCreated,
-    LocationEntry,
-    LocationPermissions,
-    MembershipChange,
-    UserInfo,
-    UserSummary,
-    WorkspaceEntry,
-    WorkspaceInfo,
-    WorkspaceMember,
-    WorkspaceRef,
-)
 from reconciler.api.xmlcodec import load_document
 
 Method = ApiMethod[Any]

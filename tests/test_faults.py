@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 import yaml
 
+from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.errors import SiteError
-from reconciler.api.records import WorkspaceSettings
 from reconciler.engine import ledger, workflow
 from reconciler.engine.actions import ACTION_TYPES, action_from_data
 from reconciler.engine.journal import Journal

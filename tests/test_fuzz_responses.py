@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reconciler
-from reconciler.api import records
+from reconciler.api import answers
+from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.api.errors import OutcomeUnknown, ProtocolError, SiteRefusal
-from reconciler.api.records import WorkspaceSettings
 from reconciler.sandbox.app import create_app
 from reconciler.sandbox.transport import SandboxTransport
 from tests.support.figures import tally
@@ -57,19 +57,19 @@ CALLS: dict[str, Call] = {
 }
 """One call of each method, in an order that succeeds on a fresh example sandbox."""
 USER_CALLS: dict[str, Call] = {
-    "user_add": lambda c: c.user_add(records.NewUser("fuzz", "f@x.example", "F", "Uzz")),
+    "user_add": lambda c: c.user_add(answers.NewUser("fuzz", "f@x.example", "F", "Uzz")),
     "user_delete": lambda c: c.user_delete(1003),
 }
 """The user methods, which the sandbox does not emulate: fuzzed, not recorded."""
 WRITES = frozenset(list(CALLS)[6:]) | set(USER_CALLS)
 RECORDS: dict[str, type | tuple[type, ...]] = {
-    "user_info": records.UserInfo,
+    "user_info": answers.UserInfo,
     "user_list": list,
     "users_location_access": list,
-    "user_permissions_location": records.LocationPermissions,
+    "user_permissions_location": answers.LocationPermissions,
     "workspace_list": list,
-    "workspace_info": records.WorkspaceInfo,
-    "user_group_add": records.GroupCreated,
+    "workspace_info": answers.WorkspaceInfo,
+    "user_group_add": answers.GroupCreated,
     "workspace_add": list,
     "workspace_delete": int,
     "user_group_delete": int,
@@ -120,7 +120,7 @@ async def answer(method: str, status: int, body: bytes) -> str:
         except SiteRefusal:
             assert _has_error_shape(body) or status == 429 or status >= 500, body[:200]
             return "refusal"
-    assert isinstance(value, RECORDS.get(method, records.MembershipChange)), value
+    assert isinstance(value, RECORDS.get(method, answers.MembershipChange)), value
     return "decoded"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.api.records import NewUser
+from reconciler.api.answers import NewUser
 from reconciler.engine.observe import UnknownUsers
 from reconciler.engine.plan import Plan, PlanOptions
 from tests.support.engine_site import EngineSite, engine_site
@@ -104,7 +104,7 @@ def test_a_workspace_recreated_by_hand_is_read_and_compared_like_a_full_plan(
 
 
 async def _recreate(site: EngineSite, name: str) -> int:
-    from reconciler.api.records import WorkspaceSettings
+    from reconciler.api.answers import WorkspaceSettings
 
     created = await site.client.workspace_add([name], WorkspaceSettings())
     return created[0]

@@ -27,8 +27,8 @@ from reconciler.state.backend import (
     Holder,
     LockHeld,
     LockLost,
+    RecordStore,
     SaveInfo,
-    SiteRecords,
     Snapshot,
 )
 from reconciler.state.leases import Refusal, wait_for_lock
@@ -44,9 +44,9 @@ GITHUB = {"GITHUB_REPOSITORY": "org/site", "GITHUB_RUN_ID": "99", "GITHUB_JOB": 
 class Backend:
     kind: str
     location: str  # as a user writes it: a path or a PostgreSQL URL
-    opened: list[SiteRecords] = field(default_factory=list)
+    opened: list[RecordStore] = field(default_factory=list)
 
-    def open(self, site: str = SITE, lease_seconds: float = 30.0) -> SiteRecords:
+    def open(self, site: str = SITE, lease_seconds: float = 30.0) -> RecordStore:
         location = parse_location(self.location, base_dir=Path("/"))
         records = open_records(location, site, lease_seconds=lease_seconds)
         self.opened.append(records)
@@ -158,7 +158,7 @@ def test_concurrent_saves_of_the_same_version_publish_exactly_one(backend: Backe
     lease = writers[0].lock(Holder.current("apply"))
     outcomes: list[str] = []
 
-    def save(records: SiteRecords, n: int) -> None:
+    def save(records: RecordStore, n: int) -> None:
         try:
             records.save(records_of(n=n), expected_version=0, info=info(), lease=lease)
             outcomes.append("saved")

@@ -10,7 +10,7 @@ import pytest
 
 from reconciler.engine import ledger
 from reconciler.errors import RefusedForSafety, StateError
-from reconciler.state.backend import Holder, LockHeld, SaveInfo, SiteRecords, Snapshot
+from reconciler.state.backend import Holder, LockHeld, RecordStore, SaveInfo, Snapshot
 from reconciler.state.locate import open_records, parse_location
 from reconciler.state.migrate import copy_site
 
@@ -19,7 +19,7 @@ HOLDER = Holder("state push", 1, "alice", "state push", None)
 
 
 @pytest.fixture
-def places(tmp_path: Path, postgres_url: str) -> Iterator[tuple[SiteRecords, SiteRecords]]:
+def places(tmp_path: Path, postgres_url: str) -> Iterator[tuple[RecordStore, RecordStore]]:
     """The directory of a runner and a shared PostgreSQL schema, for the same site."""
     runner = open_records(parse_location(str(tmp_path / "state"), base_dir=tmp_path), SITE)
     shared = open_records(parse_location(postgres_url, base_dir=tmp_path), SITE)
@@ -27,7 +27,7 @@ def places(tmp_path: Path, postgres_url: str) -> Iterator[tuple[SiteRecords, Sit
     shared.close()
 
 
-def save_versions(records: SiteRecords, *summaries: str) -> None:
+def save_versions(records: RecordStore, *summaries: str) -> None:
     with records.lock(Holder.current("apply")) as lease:
         start = records.load().version
         for n, summary in enumerate(summaries, start=start):
@@ -37,7 +37,7 @@ def save_versions(records: SiteRecords, *summaries: str) -> None:
 
 @pytest.mark.parametrize("direction", ["push", "pull"])
 def test_every_version_and_the_plan_key_are_copied(
-    places: tuple[SiteRecords, SiteRecords], direction: str
+    places: tuple[RecordStore, RecordStore], direction: str
 ) -> None:
     source, target = places if direction == "push" else places[::-1]
     save_versions(source, "created Finance", "added erin", "removed judy")
@@ -61,7 +61,7 @@ def test_every_version_and_the_plan_key_are_copied(
 
 
 def test_newer_records_in_the_target_are_not_overwritten_unless_forced(
-    places: tuple[SiteRecords, SiteRecords],
+    places: tuple[RecordStore, RecordStore],
 ) -> None:
     runner, shared = places
     save_versions(runner, "old apply on a laptop")
@@ -78,7 +78,7 @@ def test_newer_records_in_the_target_are_not_overwritten_unless_forced(
 
 
 def test_records_left_behind_by_a_migration_say_where_they_went(
-    places: tuple[SiteRecords, SiteRecords], capsys: pytest.CaptureFixture[str]
+    places: tuple[RecordStore, RecordStore], capsys: pytest.CaptureFixture[str]
 ) -> None:
     runner, shared = places
     with runner.lock(Holder.current("apply")) as lease:
@@ -93,7 +93,7 @@ def test_records_left_behind_by_a_migration_say_where_they_went(
 
 
 def test_records_of_the_previous_layout_are_copied_as_version_one(
-    tmp_path: Path, places: tuple[SiteRecords, SiteRecords]
+    tmp_path: Path, places: tuple[RecordStore, RecordStore]
 ) -> None:
     runner, shared = places
     legacy = tmp_path / "state" / "sites" / "acme.example.net"
@@ -105,7 +105,7 @@ def test_records_of_the_previous_layout_are_copied_as_version_one(
 
 
 def test_nothing_to_copy_a_held_lock_or_the_same_place_are_refused(
-    tmp_path: Path, places: tuple[SiteRecords, SiteRecords]
+    tmp_path: Path, places: tuple[RecordStore, RecordStore]
 ) -> None:
     runner, shared = places
     with pytest.raises(StateError, match="There are no records"):

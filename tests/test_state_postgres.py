@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.errors import RefusedForSafety, StateError
-from reconciler.state.backend import Holder, LockLost, SaveInfo, SiteRecords, Snapshot
+from reconciler.state.backend import Holder, LockLost, RecordStore, SaveInfo, Snapshot
 from reconciler.state.locate import open_records, parse_location
 from tests.support.postgres import (
     APP_ROLE,
@@ -31,14 +31,14 @@ INFO = SaveInfo("alice@runner-1", "applied")
 
 
 @pytest.fixture
-def opened() -> Iterator[list[SiteRecords]]:
-    records: list[SiteRecords] = []
+def opened() -> Iterator[list[RecordStore]]:
+    records: list[RecordStore] = []
     yield records
     for each in records:
         each.close()
 
 
-def records_at(url: str, opened: list[SiteRecords], lease_seconds: float = 30) -> SiteRecords:
+def records_at(url: str, opened: list[RecordStore], lease_seconds: float = 30) -> RecordStore:
     records = open_records(
         parse_location(url, base_dir=Path("/")), SITE, lease_seconds=lease_seconds
     )
@@ -51,12 +51,12 @@ def fresh_schema() -> str:
 
 
 def test_the_schema_is_made_once_when_many_runners_start_together(
-    postgres_server: PostgresServer, postgres_url: str, opened: list[SiteRecords]
+    postgres_server: PostgresServer, postgres_url: str, opened: list[RecordStore]
 ) -> None:
     runners = [records_at(postgres_url, opened) for _ in range(8)]
     start, failures = threading.Barrier(len(runners)), []
 
-    def first_use(records: SiteRecords) -> None:
+    def first_use(records: RecordStore) -> None:
         start.wait()
         try:
             records.load()
@@ -83,7 +83,7 @@ def test_the_schema_is_made_once_when_many_runners_start_together(
 
 
 def test_a_second_schema_is_independent(
-    postgres_server: PostgresServer, postgres_url: str, opened: list[SiteRecords]
+    postgres_server: PostgresServer, postgres_url: str, opened: list[RecordStore]
 ) -> None:
     team_a = records_at(postgres_url, opened)
     team_b = records_at(postgres_server.url(schema=fresh_schema()), opened)
@@ -96,7 +96,7 @@ def test_a_second_schema_is_independent(
 
 
 def test_records_changed_behind_the_tools_back_are_refused(
-    postgres_server: PostgresServer, postgres_url: str, opened: list[SiteRecords]
+    postgres_server: PostgresServer, postgres_url: str, opened: list[RecordStore]
 ) -> None:
     records = records_at(postgres_url, opened)
     with records.lock(Holder.current("apply")) as lease:
@@ -121,7 +121,7 @@ def test_the_password_is_used_from_every_usual_source_and_never_shown(
     postgres_server: PostgresServer,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
-    opened: list[SiteRecords],
+    opened: list[RecordStore],
 ) -> None:
     good, schema = postgres_server.app_password, fresh_schema()
     base = f"{postgres_server.host}:{postgres_server.port}/{DATABASE}?schema={schema}"
@@ -161,7 +161,7 @@ def test_the_password_is_used_from_every_usual_source_and_never_shown(
             assert password not in text
 
 
-def test_an_unreachable_server_is_a_clear_error(opened: list[SiteRecords]) -> None:
+def test_an_unreachable_server_is_a_clear_error(opened: list[RecordStore]) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # nothing listens there once closed
@@ -177,7 +177,7 @@ def test_an_unreachable_server_is_a_clear_error(opened: list[SiteRecords]) -> No
 
 
 def test_a_holder_cut_off_from_the_database_loses_the_lock_and_its_late_writes_are_refused(
-    postgres_server: PostgresServer, postgres_url: str, opened: list[SiteRecords]
+    postgres_server: PostgresServer, postgres_url: str, opened: list[RecordStore]
 ) -> None:
     schema = parse_location(postgres_url, base_dir=Path("/")).schema
     with TcpProxy(postgres_server.host, postgres_server.port) as proxy:
@@ -205,7 +205,7 @@ def test_a_holder_cut_off_from_the_database_loses_the_lock_and_its_late_writes_a
 
 
 def test_a_role_that_may_not_create_the_schema_is_told_what_to_ask_for(
-    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, opened: list[SiteRecords]
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, opened: list[RecordStore]
 ) -> None:
     role, password, schema = f"r_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex, fresh_schema()
     with postgres_server.admin() as admin:
@@ -219,7 +219,7 @@ def test_a_role_that_may_not_create_the_schema_is_told_what_to_ask_for(
 
 
 def test_a_plan_key_that_a_read_only_role_can_read_is_refused(
-    postgres_server: PostgresServer, postgres_url: str, opened: list[SiteRecords]
+    postgres_server: PostgresServer, postgres_url: str, opened: list[RecordStore]
 ) -> None:
     """A reporting role granted SELECT on the schema could read the key and seal plans."""
     records = records_at(postgres_url, opened)
@@ -262,7 +262,7 @@ def test_a_journal_entry_survives_a_database_crash_right_after_it_was_written(
 
 
 def test_a_lease_token_at_the_end_of_bigint_is_one_clear_error(
-    postgres_server: PostgresServer, postgres_url: str, opened: list[SiteRecords]
+    postgres_server: PostgresServer, postgres_url: str, opened: list[RecordStore]
 ) -> None:
     records = records_at(postgres_url, opened)
     with records.lock(Holder.current("apply")):

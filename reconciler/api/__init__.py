@@ -1,4 +1,4 @@
-"""The site API: constants, records, errors, and the client that speaks it.
+"""The site API: typed answers, errors, and the client that speaks it.
 
 Modules, in the order a call passes through them:
 
@@ -12,7 +12,7 @@ Modules, in the order a call passes through them:
 * ``boundary``  -- what came back (an answer or an exception) to a record or one ``SiteError``
 * ``scrub``     -- signatures and credentials out of every text the site sent
 * ``xmlcodec``  -- answer bodies to Python structures (XML turned into the JSON shape)
-* ``decode``    -- pure decoders from a success payload to ``records``
+* ``decode``    -- pure decoders from a success payload to ``answers``
 * ``retry``     -- the one retry policy: wait how long, or give up
 * ``errors``    -- the error tree
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 import httpx
 
 from reconciler import spec
-from reconciler.api import methods, records
+from reconciler.api import answers, methods
 from reconciler.api.caller import Caller, ClientStats
 from reconciler.api.config import ClientConfig
 from reconciler.api.errors import PROTOCOL_HINT, NotFound, ProtocolError, SiteError
@@ -52,7 +52,7 @@ class SiteClient:
         self.config = config
         self._caller = Caller(config, transport=transport, clock=clock, sleep=sleep, jitter=jitter)
         self.stats: ClientStats = self._caller.stats
-        self._location_method: ApiMethod[tuple[records.LocationEntry, ...]] | None = None
+        self._location_method: ApiMethod[tuple[answers.LocationEntry, ...]] | None = None
         self._location_probe = asyncio.Lock()
 
     async def __aenter__(self) -> SiteClient:
@@ -74,10 +74,10 @@ class SiteClient:
 
     # --- reads ----------------------------------------------------------------------------
 
-    async def user_info(self, user_id: int) -> records.UserInfo:
+    async def user_info(self, user_id: int) -> answers.UserInfo:
         return await self._call(methods.USER_INFO, {"user_id": str(user_id)})
 
-    async def user_list(self, *, expected_total: int | None = None) -> list[records.UserSummary]:
+    async def user_list(self, *, expected_total: int | None = None) -> list[answers.UserSummary]:
         """Every user, all pages. ``expected_total`` (the site's own count) lets the pages load
         concurrently and bounds how many are read.
 
@@ -106,11 +106,11 @@ class SiteClient:
         unique = {user.id: user for page in pages for user in page}
         return list(unique.values())
 
-    async def _user_page(self, number: int, search: str = "") -> tuple[records.UserSummary, ...]:
+    async def _user_page(self, number: int, search: str = "") -> tuple[answers.UserSummary, ...]:
         params = {"current_page": str(number), **({"search": search} if search else {})}
         return await self._call(methods.USER_LIST, params)
 
-    async def user_search(self, text: str) -> list[records.UserSummary]:
+    async def user_search(self, text: str) -> list[answers.UserSummary]:
         """The users whose names, e-mail, username or organisation contain ``text`` (the
         site's own search), every page of them -- a look-up that costs one call, not the
         whole user list."""
@@ -124,7 +124,7 @@ class SiteClient:
 
     async def users_location_access(
         self, path: str = "/", *, non_admins_only: bool = False
-    ) -> list[records.LocationEntry]:
+    ) -> list[answers.LocationEntry]:
         """Users and groups with access to ``path``.
 
         Older (FileGenius-era) sites call the method ``user_location_access``: when the site
@@ -140,7 +140,7 @@ class SiteClient:
 
     async def _probe_location_method(
         self, params: Mapping[str, str], path: str
-    ) -> tuple[records.LocationEntry, ...]:
+    ) -> tuple[answers.LocationEntry, ...]:
         current, legacy = methods.USERS_LOCATION_ACCESS, methods.USER_LOCATION_ACCESS
         try:
             entries = await self._call(current, params)
@@ -160,20 +160,20 @@ class SiteClient:
         self._location_method = current
         return entries
 
-    async def user_permissions_location(self, path: str) -> records.LocationPermissions:
+    async def user_permissions_location(self, path: str) -> answers.LocationPermissions:
         """The caller's permissions at ``path``; its ``user_id`` is the caller's own user ID."""
         return await self._call(methods.USER_PERMISSIONS_LOCATION, {"path": path})
 
-    async def workspace_list(self) -> list[records.WorkspaceEntry]:
+    async def workspace_list(self) -> list[answers.WorkspaceEntry]:
         return list(await self._call(methods.WORKSPACE_LIST, {}))
 
-    async def workspace_info(self, workspace_id: int) -> records.WorkspaceInfo:
+    async def workspace_info(self, workspace_id: int) -> answers.WorkspaceInfo:
         return await self._call(methods.WORKSPACE_INFO, {"workspace_id": str(workspace_id)})
 
     # --- writes ---------------------------------------------------------------------------
 
     async def workspace_add(
-        self, names: Sequence[str], settings: records.WorkspaceSettings
+        self, names: Sequence[str], settings: answers.WorkspaceSettings
     ) -> list[int]:
         """Create workspaces sharing ``settings``; their IDs in the order of ``names``."""
         params = workspace_add_params(names, settings)
@@ -183,7 +183,7 @@ class SiteClient:
         """Delete a workspace **and every file in it**; the engine guards the decision."""
         return await self._call(methods.WORKSPACE_DELETE, {"workspace_id": str(workspace_id)})
 
-    async def user_add(self, user: records.NewUser) -> int:
+    async def user_add(self, user: answers.NewUser) -> int:
         """Create a user; the new user's ID. No password is sent: the site e-mails the login."""
         return await self._call(methods.USER_ADD, methods.user_add_params(user))
 
@@ -191,7 +191,7 @@ class SiteClient:
         """Delete a user; the deleted user's ID."""
         return await self._call(methods.USER_DELETE, {"user_id": str(user_id)})
 
-    async def user_group_add(self, name: str, member_ids: Sequence[int]) -> records.GroupCreated:
+    async def user_group_add(self, name: str, member_ids: Sequence[int]) -> answers.GroupCreated:
         params = {"name": name, **({"group_users": id_list(member_ids)} if member_ids else {})}
         return await self._call(methods.USER_GROUP_ADD, params)
 
@@ -200,39 +200,39 @@ class SiteClient:
 
     async def add_to_user_group(
         self, user_id: int, group_ids: Sequence[int]
-    ) -> records.MembershipChange:
+    ) -> answers.MembershipChange:
         return await self._membership(
             methods.ADD_TO_USER_GROUP, "user_group_ids", user_id, group_ids
         )
 
     async def remove_from_user_group(
         self, user_id: int, group_ids: Sequence[int]
-    ) -> records.MembershipChange:
+    ) -> answers.MembershipChange:
         return await self._membership(
             methods.REMOVE_FROM_USER_GROUP, "user_group_ids", user_id, group_ids
         )
 
     async def add_to_workspace(
         self, user_id: int, workspace_ids: Sequence[int]
-    ) -> records.MembershipChange:
+    ) -> answers.MembershipChange:
         return await self._membership(
             methods.ADD_TO_WORKSPACE, "user_workspace_ids", user_id, workspace_ids
         )
 
     async def remove_from_workspace(
         self, user_id: int, workspace_ids: Sequence[int]
-    ) -> records.MembershipChange:
+    ) -> answers.MembershipChange:
         return await self._membership(
             methods.REMOVE_FROM_WORKSPACE, "user_workspace_ids", user_id, workspace_ids
         )
 
     async def _membership(
         self,
-        method: ApiMethod[records.MembershipChange],
+        method: ApiMethod[answers.MembershipChange],
         ids_param: str,
         user_id: int,
         target_ids: Sequence[int],
-    ) -> records.MembershipChange:
+    ) -> answers.MembershipChange:
         return await self._call(method, {"user_id": str(user_id), ids_param: id_list(target_ids)})
 
     async def _call(self, method: ApiMethod[T], params: Mapping[str, str]) -> T:

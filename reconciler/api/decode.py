@@ -1,4 +1,4 @@
-"""Pure functions from a successful answer's payload to records.
+"""Pure functions from a successful answer's payload to typed answers (``answers``).
 
 Fetching and parsing are apart (STYLE.md): the boundary (``reconciler.api.boundary``) finds
 the payload (or the refusal) in the bytes the client received and wraps it in a
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from reconciler import spec
-from reconciler.api import records
+from reconciler.api import answers
 from reconciler.api.errors import protocol_error
 
 T = TypeVar("T")
@@ -208,14 +208,14 @@ def _kind(value: object) -> str:
 # --- one decoder per answer ---------------------------------------------------------------
 
 
-def _workspace_ref(fields: Fields) -> records.WorkspaceRef:
-    return records.WorkspaceRef(id=fields.integer("id"), name=fields.text("name", "workspaceName"))
+def _workspace_ref(fields: Fields) -> answers.WorkspaceRef:
+    return answers.WorkspaceRef(id=fields.integer("id"), name=fields.text("name", "workspaceName"))
 
 
-def user_info(payload: Payload) -> records.UserInfo:
+def user_info(payload: Payload) -> answers.UserInfo:
     """``userInfo`` → ``UserInfo``; flags become sets of manifest keys."""
     fields = payload.fields()
-    return records.UserInfo(
+    return answers.UserInfo(
         id=fields.integer("id"),
         username=fields.text("username"),
         email=fields.optional_text("email") or "",
@@ -228,8 +228,8 @@ def user_info(payload: Payload) -> records.UserInfo:
     )
 
 
-def _user_summary(fields: Fields) -> records.UserSummary:
-    return records.UserSummary(
+def _user_summary(fields: Fields) -> answers.UserSummary:
+    return answers.UserSummary(
         id=fields.integer("id"),
         username=fields.text("username"),
         email=fields.optional_text("email") or "",
@@ -240,7 +240,7 @@ def _user_summary(fields: Fields) -> records.UserSummary:
     )
 
 
-def user_list(payload: Payload) -> tuple[records.UserSummary, ...]:
+def user_list(payload: Payload) -> tuple[answers.UserSummary, ...]:
     """One page of ``userList``: ``{"users": [...]}``, or the list itself."""
     value = payload.value
     if isinstance(value, Mapping) and "users" in value:
@@ -248,9 +248,9 @@ def user_list(payload: Payload) -> tuple[records.UserSummary, ...]:
     return payload.entries(value, ".users", "user", _user_summary)
 
 
-def _location_entry(fields: Fields) -> records.LocationEntry:
+def _location_entry(fields: Fields) -> answers.LocationEntry:
     user_type = fields.flag("uType")
-    return records.LocationEntry(
+    return answers.LocationEntry(
         id=fields.integer("id"),
         name=fields.text("username", "name"),
         email=fields.optional_text("email"),
@@ -259,7 +259,7 @@ def _location_entry(fields: Fields) -> records.LocationEntry:
     )
 
 
-def users_location_access(payload: Payload) -> tuple[records.LocationEntry, ...]:
+def users_location_access(payload: Payload) -> tuple[answers.LocationEntry, ...]:
     """``usersLocationAccess``: a list of users (``uType`` 1) and groups (``uType`` 0)."""
     value = payload.value
     if isinstance(value, Mapping) and set(value) <= {"user", "users"} and value:
@@ -267,20 +267,20 @@ def users_location_access(payload: Payload) -> tuple[records.LocationEntry, ...]
     return payload.entries(value, "", "user", _location_entry)
 
 
-def user_permissions_location(payload: Payload) -> records.LocationPermissions:
+def user_permissions_location(payload: Payload) -> answers.LocationPermissions:
     """``userPermissionsLocation``; every flag stays ``None`` where the site says null."""
     fields = payload.fields()
-    return records.LocationPermissions(
+    return answers.LocationPermissions(
         user_id=fields.integer("userId"),
         admin=fields.flag("admin"),
         flags={flag.key: fields.flag(flag.field) for flag in spec.PERMISSION_FLAGS},
     )
 
 
-def _workspace_entry(fields: Fields) -> records.WorkspaceEntry:
+def _workspace_entry(fields: Fields) -> answers.WorkspaceEntry:
     name = fields.text("workspaceName", "name")
     path = fields.optional_text("workspacePath") or fields.optional_text("path")
-    return records.WorkspaceEntry(
+    return answers.WorkspaceEntry(
         id=fields.integer("id"),
         name=name,
         path=path or spec.workspace_path(name),
@@ -288,7 +288,7 @@ def _workspace_entry(fields: Fields) -> records.WorkspaceEntry:
     )
 
 
-def workspace_list(payload: Payload) -> tuple[records.WorkspaceEntry, ...]:
+def workspace_list(payload: Payload) -> tuple[answers.WorkspaceEntry, ...]:
     """``workspaceList``: ``{workspaces, totalWorkspaces}`` or the legacy bare list.
 
     Fewer entries than ``totalWorkspaces`` is a cut-off answer, not a smaller site: read as a
@@ -309,8 +309,8 @@ def workspace_list(payload: Payload) -> tuple[records.WorkspaceEntry, ...]:
     return entries
 
 
-def _workspace_member(fields: Fields) -> records.WorkspaceMember:
-    return records.WorkspaceMember(
+def _workspace_member(fields: Fields) -> answers.WorkspaceMember:
+    return answers.WorkspaceMember(
         id=fields.integer("id"),
         username=fields.optional_text("username"),
         email=fields.optional_text("email"),
@@ -324,12 +324,12 @@ def _override_flags(fields: Fields, key: str, flags: tuple[spec.Flag, ...]) -> f
     return Fields(value, method=fields.method, where=f"{fields.where}.{key}").flags_on(flags)
 
 
-def workspace_info(payload: Payload) -> records.WorkspaceInfo:
+def workspace_info(payload: Payload) -> answers.WorkspaceInfo:
     """``workspaceInfo``: members and the override flags the site reports as 1."""
     fields = payload.fields()
     name = fields.text("name", "workspaceName")
     path = fields.optional_text("path") or fields.optional_text("workspacePath")
-    return records.WorkspaceInfo(
+    return answers.WorkspaceInfo(
         id=fields.integer("id"),
         name=name,
         path=path or spec.workspace_path(name),
@@ -362,10 +362,10 @@ def workspace_delete(payload: Payload) -> int:
     return payload.fields().integer("workspaceId")
 
 
-def user_group_add(payload: Payload) -> records.GroupCreated:
+def user_group_add(payload: Payload) -> answers.GroupCreated:
     """``userGroupAdd``: the new group's ID and its members (any ID-list spelling)."""
     fields = payload.fields()
-    return records.GroupCreated(
+    return answers.GroupCreated(
         id=fields.integer("userGroupId"), member_ids=fields.id_list("userGroupMembers")
     )
 
@@ -375,16 +375,16 @@ def user_group_delete(payload: Payload) -> int:
     return payload.fields().integer("userGroupId")
 
 
-def group_membership(payload: Payload) -> records.MembershipChange:
+def group_membership(payload: Payload) -> answers.MembershipChange:
     """``addToUserGroup`` / ``removeFromUserGroup``: the user and the group IDs."""
     fields = payload.fields()
-    return records.MembershipChange(fields.integer("userId"), fields.id_list("userGroupIds"))
+    return answers.MembershipChange(fields.integer("userId"), fields.id_list("userGroupIds"))
 
 
-def workspace_membership(payload: Payload) -> records.MembershipChange:
+def workspace_membership(payload: Payload) -> answers.MembershipChange:
     """``addToWorkspace`` / ``removeFromWorkspace``: the user and the workspace IDs."""
     fields = payload.fields()
-    return records.MembershipChange(fields.integer("userId"), fields.id_list("userWorkspaceIds"))
+    return answers.MembershipChange(fields.integer("userId"), fields.id_list("userWorkspaceIds"))
 
 
 def user_add(payload: Payload) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
 from reconciler import spec
-from reconciler.api import decode, records
+from reconciler.api import answers, decode
 from reconciler.api.decode import Payload
 
 T = TypeVar("T")
@@ -72,7 +72,7 @@ REMOVE_FROM_WORKSPACE = _row("remove_from_workspace", "POST", decode.workspace_m
 
 
 def workspace_add_params(
-    names: Sequence[str], settings: records.WorkspaceSettings
+    names: Sequence[str], settings: answers.WorkspaceSettings
 ) -> dict[str, str]:
     """The documented ``workspace_add`` parameters for ``names`` sharing ``settings``.
 
@@ -108,7 +108,7 @@ def _override(
     return {switch: "1", **{flag.param: bit(flag.key in on) for flag in flags}}
 
 
-def user_add_params(user: records.NewUser) -> dict[str, str]:
+def user_add_params(user: answers.NewUser) -> dict[str, str]:
     """The published ``user_add`` parameters; optional ones only when given. Never
     ``password``: without one the site sets a temporary password and e-mails the login."""
     optional = {

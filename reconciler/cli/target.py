@@ -38,7 +38,7 @@ from reconciler.errors import ConfigError, ReconcilerError, RefusedForSafety
 from reconciler.logs import configure_logging
 from reconciler.model import DesiredSite
 from reconciler.passwords import masked, without_password
-from reconciler.state.backend import Holder, SiteRecords, StateLocation
+from reconciler.state.backend import Holder, RecordStore, StateLocation
 from reconciler.state.files import private_directory
 from reconciler.state.locate import open_records, parse_location
 
@@ -131,7 +131,7 @@ def locate_manifest(opts: SiteOptions, paths: tuple[str, ...], desired: DesiredS
     return locate(opts, paths, manifest_site_url=desired.site_url, manifest_state=desired.state)
 
 
-def records_at(opts: SiteOptions, target: Target) -> SiteRecords:
+def records_at(opts: SiteOptions, target: Target) -> RecordStore:
     """The records of the target's site; only for commands that need no connection."""
     if target.site_url is None:
         raise ConfigError("Which site? Give --site URL (or SITE_URL), or --sandbox.")

@@ -26,7 +26,7 @@ from reconciler.engine.actions import (
     action_from_data,
 )
 from reconciler.engine.records import Event
-from reconciler.state.backend import Lease, SiteRecords
+from reconciler.state.backend import Lease, RecordStore
 
 Entry = Literal["intent", "done", "failed", "unknown"]
 
@@ -35,7 +35,7 @@ Entry = Literal["intent", "done", "failed", "unknown"]
 class Journal:
     """Appends to one site's journal under a held lease; one per apply."""
 
-    store: SiteRecords
+    store: RecordStore
     lease: Lease
     base: int  # the records version this apply's writes build on
 

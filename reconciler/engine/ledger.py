@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 from reconciler.engine.journal import Journal, recover
 from reconciler.engine.records import Records, reduce
-from reconciler.state.backend import Holder, Lease, SaveInfo, SiteRecords
+from reconciler.state.backend import Holder, Lease, RecordStore, SaveInfo
 from reconciler.state.leases import say
 
 
-def moved_notice(store: SiteRecords, moved_to: Mapping[str, str]) -> str:
+def moved_notice(store: RecordStore, moved_to: Mapping[str, str]) -> str:
     """What a runner still using records that ``state migrate`` copied elsewhere is told."""
     where = moved_to.get("location", "another location")
     return (
@@ -41,7 +41,7 @@ class Reading:
     problems: tuple[str, ...] = ()  # journal entries that could not be read
 
 
-def read(store: SiteRecords) -> Reading:
+def read(store: RecordStore) -> Reading:
     """The newest records, with any journal of an interrupted apply folded in (memory only)."""
     snapshot = store.load()
     records = Records.from_data(snapshot.data, site=store.site, where=store.location)
@@ -62,7 +62,7 @@ def read(store: SiteRecords) -> Reading:
 class LockedRecords:
     """Records under the site's lock: the only way to change them."""
 
-    store: SiteRecords
+    store: RecordStore
     lease: Lease
     holder: Holder
     records: Records
@@ -90,7 +90,7 @@ class LockedRecords:
 
 @contextmanager
 def locked(
-    store: SiteRecords, holder: Holder, *, wait_seconds: float = 0.0
+    store: RecordStore, holder: Holder, *, wait_seconds: float = 0.0
 ) -> Iterator[LockedRecords]:
     """Hold the site's lock; an interrupted apply's journal is folded in and saved first."""
     with store.lock(holder, wait_seconds=wait_seconds) as lease:

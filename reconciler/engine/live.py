@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
+from reconciler.api.answers import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
-from reconciler.api.records import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
 from reconciler.spec import USER_LIST_PAGE_SIZE
 

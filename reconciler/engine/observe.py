@@ -32,7 +32,7 @@ from reconciler.engine.snapshot import desired_to_data
 from reconciler.engine.users import Resolution, UserDirectory, lookups, resolve_references
 from reconciler.errors import ManifestError
 from reconciler.model import DesiredSite, LiveSite, LiveUser
-from reconciler.state.backend import Holder, SiteRecords
+from reconciler.state.backend import Holder, RecordStore
 
 
 class UnknownUsers(ManifestError):
@@ -55,7 +55,7 @@ class Site:
     """An open site: the client to reach it, its records, and who is acting."""
 
     client: SiteClient
-    store: SiteRecords
+    store: RecordStore
     holder: Holder
     progress: Progress | None = None
     lock_wait: float = 0.0

@@ -20,7 +20,7 @@ import hmac
 from collections.abc import Mapping
 
 from reconciler.errors import ConfigError
-from reconciler.state.backend import SiteRecords
+from reconciler.state.backend import RecordStore
 
 PLAN_KEY_VARIABLE = "RECONCILER_PLAN_KEY"
 MIN_SECRET_LENGTH = 32
@@ -55,7 +55,7 @@ class PlanSecret:
         return cls(text) if text else None
 
 
-def sealing_key(store: SiteRecords, secret: PlanSecret | None, *, create: bool) -> bytes | None:
+def sealing_key(store: RecordStore, secret: PlanSecret | None, *, create: bool) -> bytes | None:
     """The key plans of ``store``'s site are sealed with (None: the records have none)."""
     if secret is not None:
         return secret.key_for(store.site)

@@ -34,7 +34,7 @@ from reconciler.engine.saved import still_needed
 from reconciler.engine.snapshot import desired_from_data, policy_to_data
 from reconciler.errors import ReconcilerError, RefusedForSafety, StateError
 from reconciler.model import DesiredSite, Policy
-from reconciler.state.backend import Holder, SiteRecords
+from reconciler.state.backend import Holder, RecordStore
 
 if TYPE_CHECKING:
     # Imported where used: ``plan`` and ``apply`` start faster without them (issue 14).
@@ -372,7 +372,7 @@ async def adopt(manifest: Manifest, site: Site) -> Adoption:
 
 
 def forget(
-    store: SiteRecords,
+    store: RecordStore,
     holder: Holder,
     kind: Literal["workspace", "group", "user"],
     name: str,

@@ -229,8 +229,9 @@ class Lease(ABC):
         self.release()
 
 
-class SiteRecords(ABC):
-    """One site's records in one backend. Not thread-safe; one per command."""
+class RecordStore(ABC):
+    """Where one site's records are stored (a directory or PostgreSQL): the storage, not the
+    model (``engine.records.Records``). Not thread-safe; one per command."""
 
     kind: BackendKind
     site: str  # the normalised site URL: the key
@@ -314,7 +315,7 @@ class SiteRecords(ABC):
     def close(self) -> None:
         """Let go of connections or handles (the lock is released by its lease)."""
 
-    def __enter__(self) -> SiteRecords:
+    def __enter__(self) -> RecordStore:
         return self
 
     def __exit__(

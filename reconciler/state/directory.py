@@ -40,8 +40,8 @@ from reconciler.state.backend import (
     ConflictingUpdate,
     Holder,
     Lease,
+    RecordStore,
     SaveInfo,
-    SiteRecords,
     Snapshot,
     VersionInfo,
 )
@@ -90,7 +90,7 @@ def _version_file(version: int) -> str:
     return f"{version:010d}.json"
 
 
-class DirectoryRecords(SiteRecords):
+class DirectoryRecords(RecordStore):
     """One site's records under ``root`` (the state directory)."""
 
     kind: BackendKind = "directory"

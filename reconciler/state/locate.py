@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from reconciler.errors import ConfigError
 from reconciler.passwords import masked, unencoded_password, without_password
-from reconciler.state.backend import DEFAULT_LEASE_SECONDS, SiteRecords, StateLocation
+from reconciler.state.backend import DEFAULT_LEASE_SECONDS, RecordStore, StateLocation
 from reconciler.state.leases import check_lease_seconds
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -110,7 +110,7 @@ def _url(scheme: str, netloc: str, path: str, query: str) -> str:
 
 def open_records(
     location: StateLocation, site: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS
-) -> SiteRecords:
+) -> RecordStore:
     """The records of ``site`` at ``location``; nothing is opened or created until used."""
     check_lease_seconds(lease_seconds)
     if location.kind == "postgresql":

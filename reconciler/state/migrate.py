@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.errors import RefusedForSafety, StateError
-from reconciler.state.backend import Holder, Lease, SaveInfo, SiteRecords, VersionInfo
+from reconciler.state.backend import Holder, Lease, RecordStore, SaveInfo, VersionInfo
 from reconciler.state.documents import parse_stamp, utc_stamp
 
 
-def _versions_of(source: SiteRecords) -> list[tuple[VersionInfo, dict[str, Any]]]:
+def _versions_of(source: RecordStore) -> list[tuple[VersionInfo, dict[str, Any]]]:
     """Every version of ``source`` with its records, oldest first."""
     versions = []
     for info in source.history():
@@ -45,7 +45,7 @@ def _newer(target: VersionInfo, source: VersionInfo) -> bool:
     )
 
 
-def copy_site(source: SiteRecords, target: SiteRecords, *, holder: Holder, force: bool) -> str:
+def copy_site(source: RecordStore, target: RecordStore, *, holder: Holder, force: bool) -> str:
     """Copy every version and the plan key of a site from ``source`` to ``target``.
 
     Returns one line saying what was copied. ``RefusedForSafety`` when ``target`` holds newer
@@ -88,7 +88,7 @@ def copy_site(source: SiteRecords, target: SiteRecords, *, holder: Holder, force
 
 
 def _mark_moved(
-    source: SiteRecords,
+    source: RecordStore,
     newest: tuple[VersionInfo, dict[str, Any]],
     location: str,
     holder: Holder,

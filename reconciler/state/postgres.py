@@ -24,8 +24,8 @@ from reconciler.state.backend import (
     ConflictingUpdate,
     Holder,
     Lease,
+    RecordStore,
     SaveInfo,
-    SiteRecords,
     Snapshot,
     StateLocation,
     VersionInfo,
@@ -57,7 +57,7 @@ _KEY_READERS = """
 user): each of them could seal plans, so the stored key is refused while they exist."""
 
 
-class PostgresRecords(SiteRecords):
+class PostgresRecords(RecordStore):
     """One site's records in a PostgreSQL schema. One connection, opened on first use."""
 
     kind: BackendKind = "postgresql"

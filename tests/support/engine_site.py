@@ -31,7 +31,7 @@ from reconciler.sandbox.app import SandboxApp, create_app
 from reconciler.sandbox.control import dump_state
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.sandbox.transport import SandboxTransport
-from reconciler.state.backend import Holder, SiteRecords
+from reconciler.state.backend import Holder, RecordStore
 from reconciler.state.directory import DirectoryRecords
 from tests.support.loopback import ADMIN_KEY, ADMIN_SECRET
 
@@ -136,7 +136,7 @@ class EngineSite:
 
     app: SandboxApp
     client: SiteClient
-    store: SiteRecords
+    store: RecordStore
     tap: FaultTap
 
     @property

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
+from reconciler.api.answers import NewUser
 from reconciler.api.errors import Contradicted, NotFound, OutcomeUnknown, SiteError
-from reconciler.api.records import NewUser
 from reconciler.engine.actions.base import (
     NO_RESULT,
     Deletion,

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Self
 
-from reconciler.api.records import WorkspaceSettings
+from reconciler.api.answers import WorkspaceSettings
 from reconciler.engine.actions.base import (
     NO_RESULT,
     AfterApply,
