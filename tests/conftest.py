@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.support.figures import FIGURES, summary_lines, tally
-from tests.support.loopback import TRANSCRIPTS
+from tests.support.loopback import EXAMPLE_SITE, TRANSCRIPTS, LoopbackSite, loopback_site
 from tests.support.pgbouncer import pgbouncer_port, pooled_postgres_url
 from tests.support.postgres import postgres_server, postgres_url
 from tests.support.secret_scan import ScanReport
@@ -27,6 +29,21 @@ _ENVIRONMENT_LEAKS = (
     "https_proxy",
     "all_proxy",
 )
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The async tests run on asyncio (the tool's own loop), never trio."""
+    return "asyncio"
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[LoopbackSite]:
+    """The sandbox on loopback, and the example manifest as ``site.yaml`` in its workdir
+    (a module that needs another site defines its own ``site``)."""
+    shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
+    with loopback_site(tmp_path) as running:
+        yield running
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,6 @@ import hashlib
 import hmac
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -32,9 +31,7 @@ from tests.support.hostile_server import Reply, Request, hostile_server, json_re
 from tests.support.loopback import (
     ADMIN_KEY,
     ADMIN_SECRET,
-    EXAMPLE_SITE,
     LoopbackSite,
-    loopback_site,
     reconciler_command,
 )
 from tests.support.models import desired_site
@@ -43,13 +40,6 @@ from tests.support.secret_scan import leaks_in
 from tests.support.site_strategies import load_desired
 
 # --- 1. a saved plan is a proposal, not an order -------------------------------------------
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Any:
-    shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
-    with loopback_site(tmp_path) as running:
-        yield running
 
 
 def _plan_key(site: LoopbackSite) -> bytes:

@@ -48,11 +48,6 @@ IN_PROCESS_URL = "https://sandbox.example"
 FORMATS = ["json", "xml"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def seed_with_users(total: int | None = None) -> dict[str, Any]:
     """The example seed, padded with generated users up to ``total`` users in all."""
     seed = dict(load_seed_file(EXAMPLE_SEED))

@@ -49,11 +49,6 @@ pytestmark = pytest.mark.anyio
 KEY, SECRET = "sandbox-admin-key", "sandbox-admin-secret"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def _reset_structlog() -> Iterator[None]:
     yield

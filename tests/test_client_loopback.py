@@ -38,11 +38,6 @@ from tests.test_client import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
     with running_sandbox(seed_with_users(120)) as url:

@@ -11,11 +11,6 @@ from reconciler.api.ratelimit import TokenBucket
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class FakeTime:
     """A clock that only moves when someone sleeps (sleepers one after another)."""
 

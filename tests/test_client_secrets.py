@@ -38,11 +38,6 @@ pytestmark = pytest.mark.anyio
 WRONG_SECRET = "wrong-secret-never-shown"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class WireTap(httpx.AsyncBaseTransport):
     """Passes requests on and keeps every signature that went out."""
 

@@ -38,11 +38,6 @@ KEY, SECRET = "sandbox-admin-key", "sandbox-admin-secret"
 Respond = Callable[[Request], Reply]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def client_of(server: HostileServer, **options: Any) -> SiteClient:
     return SiteClient(ClientConfig(server.url, KEY, Secret(SECRET), **options))
 

@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 import yaml
 
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED
-from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[LoopbackSite]:
-    shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
-    with loopback_site(tmp_path) as running:
-        yield running
+from tests.support.loopback import LoopbackSite
 
 
 def manifest(workspaces: list[dict[str, object]], **extra: object) -> dict[str, object]:

@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from reconciler.engine.plan import PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import engine_site
-from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site
+from tests.support.loopback import LoopbackSite
 from tests.support.sandbox_site import example_seed
 from tests.support.site_strategies import load_desired
 
@@ -41,13 +37,6 @@ def manifest(users: list[dict[str, Any]], **policy: Any) -> dict[str, Any]:
         "groups": [{"name": "onboarding", "members": names}],
         "policy": {"prune": False, **policy},
     }
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[LoopbackSite]:
-    shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
-    with loopback_site(tmp_path) as running:
-        yield running
 
 
 def users_on(site: LoopbackSite) -> dict[str, dict[str, Any]]:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +23,9 @@ from reconciler.engine.safety import RunCheck
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.model import DesiredSite, LiveUser, Policy
 from tests.support.engine_site import engine_site
-from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site
+from tests.support.loopback import LoopbackSite
 from tests.support.sandbox_site import example_seed
 from tests.support.site_strategies import load_desired
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[LoopbackSite]:
-    shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
-    with loopback_site(tmp_path) as running:
-        yield running
 
 
 def users_on(site: LoopbackSite) -> dict[str, dict[str, Any]]:
