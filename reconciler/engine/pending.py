@@ -10,6 +10,8 @@ records matter for pruning; each write kind says what a read proves
 
 from __future__ import annotations
 
+from typing import Literal
+
 from reconciler.engine.actions import MalformedAction, action_from_data
 from reconciler.engine.records import Event, MembersGone, PendingCleared, Records, reduce
 from reconciler.model import LiveSite
@@ -34,11 +36,12 @@ def drop_dead_members(records: Records, live: LiveSite) -> tuple[Records, list[s
     exists = {user.id for user in live.users}
     events: list[Event] = []
     said: list[str] = []
-    for kind, table in (("workspace", records.workspaces), ("group", records.groups)):
-        for name, record in sorted(table.items()):
-            dead = sorted(member for member in record.members if member not in exists)
-            if not dead:
-                continue
+    recorded: list[tuple[Literal["workspace", "group"], str, frozenset[int]]] = [
+        ("workspace", name, ws.members) for name, ws in sorted(records.workspaces.items())
+    ] + [("group", name, group.members) for name, group in sorted(records.groups.items())]
+    for kind, name, members in recorded:
+        dead = sorted(member for member in members if member not in exists)
+        if dead:
             events.append(MembersGone(kind, name, frozenset(dead)))
             what = "user group" if kind == "group" else "workspace"
             said += [
