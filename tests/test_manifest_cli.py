@@ -83,7 +83,10 @@ def test_show_prints_the_expanded_model_as_yaml() -> None:
     assert finance["declared_at"].startswith("examples/site.yaml:")
     share = next(w for w in shown["workspaces"] if w["name"] == "Company Share")
     assert share["permissions"] is None
-    assert [w["team"] for w in shown["workspaces"] if "team" in w] == ["Payments", "Data Platform"]
+    assert [w["team"] for w in shown["workspaces"] if w["team"] is not None] == [
+        "Payments",
+        "Data Platform",
+    ]
     assert shown["policy"]["protect"] == ["Archive*"]
 
 

@@ -70,3 +70,29 @@ def test_one_version_is_compared_with_the_newest(records: Path) -> None:
     assert one.stdout == two.stdout and "version 1 -> version 2" in one.stdout
     same = run_reconciler("state", "diff", "2", "2", "--state", str(records), "--site", SITE)
     assert "No changes." in same.stdout
+
+
+def test_versions_stored_in_different_formats_are_compared_as_records(tmp_path: Path) -> None:
+    """Records saved by an older reconciler (format 2) and the same records saved today
+    (format 3) are the same records: an auditor is shown no change that did not happen."""
+    store = DirectoryRecords(tmp_path / "state", SITE)
+    settings = {"root_access": False, "permissions": ["upload_files"]}
+    old = {
+        "format": 2,
+        "site": SITE,
+        "workspaces": {"Finance": {"id": 12, "managed": True, "settings": settings}},
+    }
+    from reconciler.engine.records import Records
+
+    today = Records.from_data(old, site=SITE, where="test").to_data()
+    assert today["format"] == 3 and today["workspaces"]["Finance"]["root_access"] == {
+        "value": False
+    }
+    with store.lock(Holder.current("apply")) as lease:
+        for number, document in enumerate([old, today]):
+            store.save(document, expected_version=number, info=SaveInfo("ci", "apply"), lease=lease)
+    result = run_reconciler(
+        "state", "diff", "1", "2", "--state", str(tmp_path / "state"), "--site", SITE
+    )
+    assert result.exit_code == EXIT_OK, result.output
+    assert "No changes." in result.stdout, result.stdout

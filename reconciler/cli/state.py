@@ -22,7 +22,7 @@ from reconciler.cli.options import (
 from reconciler.cli.target import Target, locate, locate_manifest, records_at
 from reconciler.engine import ledger, workflow
 from reconciler.engine.records import Records
-from reconciler.engine.records_diff import records_changes
+from reconciler.engine.records_diff import versions_changes
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.render.records_diff import render_records_diff
 from reconciler.state.backend import Holder
@@ -136,7 +136,7 @@ def diff(versions: tuple[int, ...], site_opts: SiteOptions, fmt: str) -> int:
     with records_at(site_opts, target) as store:
         first = store.load_version(versions[0])
         second = store.load_version(versions[1]) if len(versions) == 2 else store.load()
-        changes = records_changes(first.data or {}, second.data or {})
+        changes = versions_changes(first.data, second.data, site=store.site, where=store.location)
         site = store.site
     click.echo(render_records_diff(changes, first.version, second.version, fmt, site), nl=False)
     return EXIT_OK

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from reconciler import codec
 from reconciler.engine.actions import WriteAction, action_from_data
 from reconciler.errors import RefusedForSafety
 
 PLAN_FORMAT = "site-reconciler-plan"
-PLAN_FORMAT_VERSION = 2
+PLAN_FORMAT_VERSION = 3
 
 Basis = Literal["observed", "recorded"]
 ChangeKind = Literal[
@@ -58,44 +59,8 @@ class Change:
     warning: str | None = None
     hint: str | None = None
 
-    def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"kind": self.kind, "name": self.name, "action": self.action}
-        optional = {
-            "id": self.id,
-            "settings": dict(self.settings) if self.settings is not None else None,
-            "members": list(self.members) if self.members is not None else None,
-            "members_added": list(self.added) or None,
-            "members_removed": list(self.removed) or None,
-            "basis": self.basis,
-            "fields": [vars_of(f) for f in self.fields] or None,
-            "note": self.note,
-            "warning": self.warning,
-            "hint": self.hint,
-        }
-        data.update({key: value for key, value in optional.items() if value is not None})
-        return data
 
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Change:
-        return cls(
-            kind=data["kind"],
-            name=str(data["name"]),
-            action=data["action"],
-            id=data.get("id"),
-            settings=data.get("settings"),
-            members=tuple(data["members"]) if data.get("members") is not None else None,
-            added=tuple(data.get("members_added", ())),
-            removed=tuple(data.get("members_removed", ())),
-            basis=data.get("basis"),
-            fields=tuple(FieldChange(**f) for f in data.get("fields", ())),
-            note=data.get("note"),
-            warning=data.get("warning"),
-            hint=data.get("hint"),
-        )
-
-
-def vars_of(item: FieldChange) -> dict[str, Any]:
-    return {"field": item.field, "before": item.before, "after": item.after, "basis": item.basis}
+codec.rename(Change, omit_defaults=True, added="members_added", removed="members_removed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,23 +92,6 @@ class PlanOptions:
     force: bool = False  # override the guards
     assume_no_groups: bool = False  # a first apply on a site that does not list groups
     changed: bool = False  # plan only what changed since the last apply (engine/scope.py)
-
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "replace": sorted(self.replace),
-            "force": self.force,
-            "assume_no_groups": self.assume_no_groups,
-            "changed": self.changed,
-        }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> PlanOptions:
-        return cls(
-            frozenset(str(n) for n in data.get("replace", ())),
-            bool(data.get("force", False)),
-            bool(data.get("assume_no_groups", False)),
-            bool(data.get("changed", False)),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,13 +181,13 @@ class Plan:
             "format": PLAN_FORMAT,
             "format_version": PLAN_FORMAT_VERSION,
             **self.context.to_data(),
-            "options": self.options.to_data(),
+            "options": codec.to_data(self.options),
             "summary": self.summary,
             "notices": list(self.notices),
-            "changes": [change.to_data() for change in self.changes],
+            "changes": codec.to_data(self.changes, tuple[Change, ...]),
             "actions": [action.to_data() for action in self.actions],
-            "kept": [vars_kept(k) for k in self.kept],
-            "unmanaged": [{"kind": u.kind, "name": u.name, "id": u.id} for u in self.unmanaged],
+            "kept": codec.to_data(self.kept, tuple[Kept, ...]),
+            "unmanaged": codec.to_data(self.unmanaged, tuple[Unmanaged, ...]),
             "unobservable": list(self.unobservable),
             "warnings": list(self.warnings),
             "safety": {
@@ -271,26 +219,17 @@ class Plan:
         safety = data["safety"]
         return cls(
             context=context,
-            options=PlanOptions.from_data(data["options"]),
+            options=codec.from_data(data["options"], PlanOptions),
             actions=tuple(action_from_data(a) for a in data["actions"]),
-            changes=tuple(Change.from_data(c) for c in data["changes"]),
-            kept=tuple(
-                Kept(k["kind"], str(k["name"]), str(k["reason"]), bool(k.get("on_site", True)))
-                for k in data["kept"]
-            ),
-            unmanaged=tuple(
-                Unmanaged(u["kind"], str(u["name"]), int(u["id"])) for u in data["unmanaged"]
-            ),
+            changes=codec.from_data(data["changes"], tuple[Change, ...]),
+            kept=codec.from_data(data["kept"], tuple[Kept, ...]),
+            unmanaged=codec.from_data(data["unmanaged"], tuple[Unmanaged, ...]),
             unobservable=tuple(str(s) for s in data["unobservable"]),
             warnings=tuple(str(s) for s in data["warnings"]),
             notices=tuple(str(s) for s in data.get("notices", ())),
             guards=tuple(str(p) for p in safety["problems"]),
             expects=dict(data["expects"]),
         )
-
-
-def vars_kept(kept: Kept) -> dict[str, Any]:
-    return {"kind": kept.kind, "name": kept.name, "reason": kept.reason, "on_site": kept.on_site}
 
 
 def value_text(value: Any) -> str:

@@ -10,21 +10,23 @@ setting it could not read is ``None`` (unknown), never a guess.
 events -- the journal's "this write was done", adoption, forgetting, a plan applied -- into a
 new ``Records``. Reads never change records; a workflow saves explicitly, through the state
 backend (``reconciler.state``), which stores ``to_data()`` and hands back ``from_data``'s
-input.
+input. Both go through the model's one codec: a field added to a record is stored and read
+without code here.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
+from reconciler import codec
 from reconciler.errors import StateError
 from reconciler.model import Overrides
 
-RECORDS_FORMAT = 2
-"""Format 2 records each setting as known or unknown; format 1 (one flag for all) is read."""
+RECORDS_FORMAT = 3
+"""Format 3 is the model as the codec writes it (``reconciler.codec``); formats 1 and 2 are
+read and upgraded (``_upgraded``)."""
 
 MAX_APPLIED_PLANS = 200
 """Plan checksums kept to refuse a second application; older plans are stale anyway."""
@@ -127,22 +129,12 @@ class Records:
         )
 
     def to_data(self) -> dict[str, Any]:
-        return {
-            "format": RECORDS_FORMAT,
-            "site": self.site,
-            "workspaces": {
-                name: _workspace_data(ws) for name, ws in sorted(self.workspaces.items())
-            },
-            "groups": {name: _group_data(g) for name, g in sorted(self.groups.items())},
-            "users": {name: _user_data(u) for name, u in sorted(self.users.items())},
-            "applied_plans": list(self.applied_plans[-MAX_APPLIED_PLANS:]),
-            "pending": list(self.pending),
-            "digests": dict(sorted(self.digests.items())),
-            "references": {ref: list(found) for ref, found in sorted(self.references.items())},
-            "last_full_read": self.last_full_read,
-            "policy": None if self.policy is None else dict(self.policy),
-            **({"moved_to": dict(self.moved_to)} if self.moved_to else {}),
-        }
+        """The records as the state backend stores them (one JSON document)."""
+        kept = replace(self, applied_plans=self.applied_plans[-MAX_APPLIED_PLANS:])
+        data: dict[str, Any] = {"format": RECORDS_FORMAT, **codec.to_data(kept)}
+        if data["moved_to"] is None:
+            del data["moved_to"]
+        return data
 
     @classmethod
     def from_data(cls, data: object, *, site: str, where: str) -> Records:
@@ -356,191 +348,54 @@ class PendingCleared(Event):
         tables.pending.clear()
 
 
-# --- serialisation ------------------------------------------------------------------------
-
-
-def _overrides_data(value: Overrides) -> list[str] | None:
-    return None if value is None else sorted(value)
-
-
-def _overrides_from(value: Any) -> Overrides:
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        raise TypeError(f"an override must be a list of flags, not {type(value).__name__}")
-    return frozenset(str(v) for v in value)
-
-
-def _known_data(ws: RecordedWorkspace) -> dict[str, Any]:
-    settings: dict[str, Any] = {}
-    if ws.root_access is not None:
-        settings["root_access"] = ws.root_access.value
-    if ws.permissions is not None:
-        settings["permissions"] = _overrides_data(ws.permissions.value)
-    if ws.notifications is not None:
-        settings["notifications"] = _overrides_data(ws.notifications.value)
-    return settings
-
-
-def _workspace_data(ws: RecordedWorkspace) -> dict[str, Any]:
-    return {
-        "id": ws.id,
-        "managed": ws.managed,
-        "origin": ws.origin,
-        "settings": _known_data(ws),
-        "members": sorted(ws.members),
-        "source": ws.source,
-    }
-
-
-def _group_data(group: RecordedGroup) -> dict[str, Any]:
-    return {
-        "id": group.id,
-        "managed": group.managed,
-        "origin": group.origin,
-        "members": sorted(group.members),
-        "members_known": group.members_known,
-        "uncertain": group.uncertain,
-        "source": group.source,
-    }
-
-
-def _user_data(user: RecordedUser) -> dict[str, Any]:
-    return {"id": user.id, "managed": user.managed, "origin": user.origin, "source": user.source}
-
-
-def _integer(value: Any, what: str) -> int:
-    """An ID as stored: a whole number (``1e999``, ``true`` or ``"7"`` are damage)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{what} is not a number ({value!r:.40})")
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        raise ValueError(f"{what} is not a whole number ({value!r:.40})")
-    return int(value)
-
-
-def _origin(value: Any) -> Origin | None:
-    if value in (None, "created", "adopted"):
-        return value  # type: ignore[no-any-return]
-    raise ValueError(f"unknown origin {value!r:.40}")
-
-
-def _source(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{what} is not a mapping")
-    return value
-
-
-def _members(item: Mapping[str, Any], what: str) -> frozenset[int]:
-    values = item.get("members", [])
-    if not isinstance(values, list):
-        raise TypeError(f"the members of {what} are not a list")
-    return frozenset(_integer(m, f"a member of {what}") for m in values)
-
-
-def _workspace_from(name: str, item: Mapping[str, Any], version: int) -> RecordedWorkspace:
-    what = f'workspace "{name}"'
-    item = _mapping(item, what)
-    if version == 1:  # one flag said whether all three settings were known
-        known = bool(item.get("settings_known", False))
-        settings: Mapping[str, Any] = (
-            {k: item.get(k) for k in ("root_access", "permissions", "notifications")}
-            if known
-            else {}
-        )
-    else:
-        settings = _mapping(item.get("settings", {}), f"the settings of {what}")
-    return RecordedWorkspace(
-        id=_integer(item["id"], f"the ID of {what}"),
-        managed=bool(item.get("managed", False)),
-        origin=_origin(item.get("origin")),
-        root_access=Known(bool(settings["root_access"])) if "root_access" in settings else None,
-        permissions=Known(_overrides_from(settings["permissions"]))
-        if "permissions" in settings
-        else None,
-        notifications=Known(_overrides_from(settings["notifications"]))
-        if "notifications" in settings
-        else None,
-        members=_members(item, what),
-        source=_source(item.get("source")),
-    )
-
-
-def _group_from(name: str, item: Mapping[str, Any], version: int) -> RecordedGroup:
-    what = f'user group "{name}"'
-    item = _mapping(item, what)
-    raw_id = item.get("id")
-    origin = _origin(item.get("origin"))
-    # Format 1 recorded members for every group it knew; they were facts only for groups
-    # the tool created (adoption recorded the manifest's word for them).
-    known = item.get("members_known", version == 1 and origin == "created")
-    return RecordedGroup(
-        id=None if raw_id is None else _integer(raw_id, f"the ID of {what}"),
-        managed=bool(item.get("managed", False)),
-        origin=origin,
-        members=_members(item, what),
-        members_known=bool(known),
-        uncertain=bool(item.get("uncertain", False)),
-        source=_source(item.get("source")),
-    )
-
-
-def _user_from(name: str, item: Mapping[str, Any]) -> RecordedUser:
-    what = f'user "{name}"'
-    item = _mapping(item, what)
-    return RecordedUser(
-        id=_integer(item["id"], f"the ID of {what}"),
-        managed=bool(item.get("managed", True)),
-        origin=_origin(item.get("origin")),
-        source=_source(item.get("source")),
-    )
-
-
-def _texts(mapping: Mapping[str, Any]) -> dict[str, str]:
-    return {str(key): str(value) for key, value in mapping.items()}
+# --- reading stored records --------------------------------------------------------------
 
 
 def _records_from(data: object, site: str) -> Records:
-    document = _mapping(data, "the document")
-    version = document.get("format")
-    if version not in (1, RECORDS_FORMAT):
+    if not isinstance(data, Mapping):
+        raise TypeError("the document is not a mapping")
+    version = data.get("format")
+    if version in (1, 2):
+        data = _upgraded(data, version)
+    elif version != RECORDS_FORMAT:
         raise ValueError(f"unknown records format {version!r:.40}")
-    stored_site = document.get("site")
+    stored_site = data.get("site")
     if stored_site != site:
         raise ValueError(f"they are the records of {stored_site!r:.200}, not of this site")
-    workspaces = _mapping(document.get("workspaces", {}), "workspaces")
-    groups = _mapping(document.get("groups", {}), "groups")
-    users = _mapping(document.get("users", {}), "users")
-    applied = document.get("applied_plans", [])
-    pending = document.get("pending", [])
-    if not isinstance(applied, list) or not isinstance(pending, list):
-        raise TypeError("applied_plans and pending must be lists")
-    digests = _mapping(document.get("digests", {}), "digests")
-    references = _mapping(document.get("references", {}), "references")
-    last_full_read = document.get("last_full_read")
-    policy = document.get("policy")
-    moved = document.get("moved_to")
-    return Records(
-        site=site,
-        workspaces={str(n): _workspace_from(str(n), i, version) for n, i in workspaces.items()},
-        groups={str(n): _group_from(str(n), i, version) for n, i in groups.items()},
-        users={str(n): _user_from(str(n), i) for n, i in users.items()},
-        applied_plans=tuple(str(c) for c in applied),
-        pending=tuple(_mapping(p, "a pending write") for p in pending),  # type: ignore[misc]
-        digests={str(key): str(value) for key, value in digests.items()},
-        references={str(ref): _reference(found) for ref, found in references.items()},
-        last_full_read=None if last_full_read is None else str(last_full_read),
-        policy=None if policy is None else dict(_mapping(policy, "policy")),
-        moved_to=None
-        if moved is None
-        else {str(k): str(v) for k, v in _mapping(moved, "moved_to").items()},
-    )
+    return codec.from_data({k: v for k, v in data.items() if k != "format"}, Records)
 
 
-def _reference(value: Any) -> tuple[int, str]:
-    if not isinstance(value, list) or len(value) != 2:
-        raise TypeError("a resolved reference must be [user ID, username]")
-    return _integer(value[0], "a resolved user ID"), str(value[1])
+def _upgraded(document: Mapping[str, Any], version: int) -> dict[str, Any]:
+    """A format 1 or 2 document in format 3's shape: each workspace setting is its own
+    ``{"value": ...}`` when known (format 2 kept the known ones under ``settings``; format 1
+    had one flag for all three), and format 1's groups know their members only if created."""
+    upgraded = dict(document)
+    workspaces = document.get("workspaces", {})
+    if isinstance(workspaces, Mapping):
+        upgraded["workspaces"] = {
+            name: _workspace_upgraded(item, version) if isinstance(item, Mapping) else item
+            for name, item in workspaces.items()
+        }
+    groups = document.get("groups", {})
+    if version == 1 and isinstance(groups, Mapping):
+        upgraded["groups"] = {
+            name: {"members_known": item.get("origin") == "created", **item}
+            if isinstance(item, Mapping)
+            else item
+            for name, item in groups.items()
+        }
+    return upgraded
+
+
+_SETTINGS = ("root_access", "permissions", "notifications")
+
+
+def _workspace_upgraded(item: Mapping[str, Any], version: int) -> dict[str, Any]:
+    if version == 1:
+        settings = {k: item.get(k) for k in _SETTINGS} if item.get("settings_known") else {}
+    else:
+        settings = item.get("settings", {})
+        if not isinstance(settings, Mapping):
+            raise TypeError("the settings of a workspace are not a mapping")
+    kept = {k: v for k, v in item.items() if k not in ("settings", "settings_known", *_SETTINGS)}
+    return {**kept, **{k: {"value": settings[k]} for k in _SETTINGS if k in settings}}

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reconciler.engine.records import Records
+
 Change = Literal["added", "removed", "changed"]
 
 _OBJECTS = {"workspaces": "workspace", "groups": "group", "users": "user"}
@@ -30,19 +32,23 @@ class RecordChange:
     before: Any = None
     after: Any = None
 
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "name": self.name,
-            "change": self.change,
-            "field": self.field,
-            "before": self.before,
-            "after": self.after,
-        }
+
+def versions_changes(
+    old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, *, site: str, where: str
+) -> list[RecordChange]:
+    """Every change between two stored versions, each read as records first: versions
+    written by different releases (record formats) compare by what they record."""
+
+    def as_records(document: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        if not document:
+            return {}
+        return Records.from_data(document, site=site, where=where).to_data()
+
+    return records_changes(as_records(old), as_records(new))
 
 
 def records_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[RecordChange]:
-    """Every change from ``old`` to ``new`` (two versions' documents), object by object."""
+    """Every change from ``old`` to ``new`` (two records documents), object by object."""
     from deepdiff import DeepDiff  # imported here: only `state diff` needs it
 
     tree = DeepDiff(dict(old), dict(new), view="tree", ignore_order=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reconciler import codec
 from reconciler.engine.records_diff import RecordChange
 
 _MARK = {"added": "+", "removed": "-", "changed": "~"}
@@ -40,7 +41,7 @@ def render_records_diff(
             "site": site,
             "from": first,
             "to": second,
-            "changes": [c.to_data() for c in changes],
+            "changes": codec.to_data(changes, list[RecordChange]),
         }
         return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     title = f"Records of {site}: version {first} -> version {second}"

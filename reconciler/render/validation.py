@@ -15,9 +15,10 @@ from typing import Any, Literal
 
 import yaml
 
+from reconciler import codec
 from reconciler.findings import count, plural, render_text, tally
 from reconciler.manifest import ManifestResult
-from reconciler.model import DesiredGroup, DesiredSite, DesiredUser, DesiredWorkspace, Overrides
+from reconciler.model import DesiredSite, Source, UserRef
 
 OutputFormat = Literal["text", "json"]
 
@@ -36,69 +37,40 @@ _ShowDumper.add_representer(
 )
 
 
-def _flags(overrides: Overrides) -> list[str] | None:
-    return None if overrides is None else _Inline(sorted(overrides))
-
-
-def _workspace_data(workspace: DesiredWorkspace) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": workspace.name}
-    if workspace.team is not None:
-        data["team"] = workspace.team
-    data.update(
-        root_access=workspace.root_access,
-        users=_Inline(ref.text for ref in workspace.users),
-        permissions=_flags(workspace.permissions),
-        notifications=_flags(workspace.notifications),
-        declared_at=str(workspace.source),
-    )
-    return data
-
-
-def _group_data(group: DesiredGroup) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": group.name}
-    if group.team is not None:
-        data["team"] = group.team
-    data.update(members=_Inline(ref.text for ref in group.members), declared_at=str(group.source))
-    return data
-
-
-def _user_data(user: DesiredUser) -> dict[str, Any]:
-    return {
-        "username": user.username,
-        "email": user.email,
-        "first_name": user.first_name,
-        "last_name": user.last_name,
-        "organization": user.organization,
-        "phone": user.phone,
-        "phone_ext": user.phone_ext,
-        "admin": user.admin,
-        "active": user.active,
-        "declared_at": str(user.source),
-    }
+_shown = codec.converter.copy()
+_shown.register_unstructure_hook(UserRef, lambda ref: ref.text)  # as written
+_shown.register_unstructure_hook(Source, str)  # file:line:column (path)
 
 
 def desired_data(desired: DesiredSite) -> dict[str, Any]:
-    """The desired site as plain data (JSON- and YAML-ready)."""
-    policy = desired.policy
-    return {
-        "files": _Inline(desired.files),
-        "site_url": desired.site_url,
-        "state": desired.state,
-        "users": [_user_data(user) for user in desired.users],
-        "workspaces": [_workspace_data(workspace) for workspace in desired.workspaces],
-        "groups": [_group_data(group) for group in desired.groups],
-        "policy": {
-            "prune": policy.prune,
-            "max_delete_fraction": policy.max_delete_fraction,
-            "max_member_removal_fraction": policy.max_member_removal_fraction,
-            "max_deletes": policy.max_deletes,
-            "protect": _Inline(policy.protect),
-            "prune_users": policy.prune_users,
-            "protect_users": _Inline(policy.protect_users),
-            "min_admins": policy.min_admins,
-            "max_user_removal_fraction": policy.max_user_removal_fraction,
-        },
-    }
+    """The desired site as plain data (JSON- and YAML-ready), by the model's codec: every
+    field of the model is shown, each object's ``source`` as ``declared_at``, last."""
+    data: dict[str, Any] = _shown.unstructure(desired)
+    for table in ("workspaces", "groups", "users"):
+        data[table] = [
+            {**_without(item, "source"), "declared_at": item["source"]} for item in data[table]
+        ]
+    first = {key: data.pop(key) for key in _FIRST if key in data}
+    shown: dict[str, Any] = _inline({**first, **data})
+    return shown
+
+
+_FIRST = ("files", "site_url", "state", "users", "workspaces", "groups")
+"""Where the manifest came from before what it declares; any other field follows."""
+
+
+def _without(item: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k != key}
+
+
+def _inline(value: Any) -> Any:
+    """Lists of plain values shown on one line (``users: [alice, bob]``), everywhere."""
+    if isinstance(value, dict):
+        return {key: _inline(item) for key, item in value.items()}
+    if isinstance(value, list):
+        items = [_inline(item) for item in value]
+        return items if any(isinstance(i, dict | list) for i in items) else _Inline(items)
+    return value
 
 
 def show_yaml(desired: DesiredSite) -> str:

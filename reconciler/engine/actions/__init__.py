@@ -33,6 +33,7 @@ from reconciler.engine.actions.memberships import (
     Target,
     WorkspaceJoin,
     WorkspaceLeave,
+    legacy_params,
 )
 from reconciler.engine.actions.users import DELETES_ACCOUNT, UserAdd, UserDelete
 from reconciler.engine.actions.workspaces import DESTROYS_FILES, WorkspaceAdd, WorkspaceDelete
@@ -69,6 +70,8 @@ def action_from_data(data: object) -> WriteAction:
     depends = data.get("depends_on", [])
     if not isinstance(params, Mapping) or not isinstance(depends, list):
         raise MalformedAction(f"the {kind.method} action's params are not an object")
+    if issubclass(kind, MembershipChange):
+        params = legacy_params(kind.kind, params)
     try:
         return kind.from_params(params, tuple(str(d) for d in depends))
     except (KeyError, TypeError, ValueError) as exc:

@@ -3,8 +3,9 @@
 A write kind is one class. It knows its API call (``call``), how its result changes the
 records (``fold``), how to find out from the site what happened when no answer came back
 (``settle``), what it destroys or removes (for the guards and the check made at the moment it
-runs), and how it is written in a plan file (``params``/``from_params``). The registry in
-``reconciler.engine.actions`` reads plan files by method name. Adding a write kind is adding
+runs). Its dataclass fields are its parameters: plan files, journal lines and pending writes
+hold them as the model's one codec writes them (``reconciler.codec``), and the registry in
+``reconciler.engine.actions`` reads them back by method name. Adding a write kind is adding
 a module here, plus the planner and the diff that decide when to use it.
 
 Users the same apply creates are "known after apply": an action names them by
@@ -19,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
+from reconciler import codec
 from reconciler.engine.records import Event, Records, Tables
 
 if TYPE_CHECKING:
@@ -54,24 +56,22 @@ class AfterApply:
 
     username: str
 
-    def to_data(self) -> dict[str, str]:
-        return {"new_user": self.username}
-
 
 UserKey = int | AfterApply
 """A user an action names: an ID, or a user created earlier in the same apply."""
 
 
-def user_key_data(key: UserKey) -> int | dict[str, str]:
-    return key if isinstance(key, int) else key.to_data()
-
-
-def user_key_from(value: Any) -> UserKey:
+def _user_key_from(value: Any) -> UserKey:
     if isinstance(value, dict) and isinstance(value.get("new_user"), str):
         return AfterApply(value["new_user"])
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"not a user ID: {value!r:.40}")
     return value
+
+
+# In files a new user is {"new_user": name}, beside plain IDs.
+codec.hook(AfterApply, lambda user: {"new_user": user.username}, _user_key_from)
+codec.hook(UserKey, lambda key: codec.to_data(key), _user_key_from)
 
 
 class Unbound(Exception):
@@ -94,8 +94,7 @@ class Result:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any] | None) -> Result:
-        ids = (data or {}).get("ids", [])
-        return cls(tuple(int(i) for i in ids))
+        return codec.from_data({"ids": (data or {}).get("ids", [])}, Result)
 
 
 NO_RESULT = Result()
@@ -183,14 +182,16 @@ class WriteAction(ABC):
 
     # --- plan file ----------------------------------------------------------------------
 
-    @abstractmethod
     def params(self) -> dict[str, Any]:
-        """The action's typed fields as JSON-able data (IDs, names, settings)."""
+        """The action's fields as JSON-able data (IDs, names, settings), by the codec."""
+        data: dict[str, Any] = codec.to_data(self)
+        del data["depends_on"]
+        return data
 
     @classmethod
-    @abstractmethod
     def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
-        """The action a plan file describes; raises ``ValueError``/``KeyError`` if malformed."""
+        """The action a plan file describes; ``codec.DecodeError`` if malformed."""
+        return codec.from_data({**params, "depends_on": list(depends_on)}, cls)
 
     def to_data(self) -> dict[str, Any]:
         return {

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
+from reconciler import codec
 from reconciler.engine.actions.base import (
     NO_RESULT,
     Deletion,
@@ -22,8 +23,6 @@ from reconciler.engine.actions.base import (
     Unsettled,
     UserKey,
     WriteAction,
-    user_key_data,
-    user_key_from,
 )
 from reconciler.engine.actions.workspaces import bind_users, user_ids
 from reconciler.engine.records import Event, Forgotten, RecordedGroup, Records, Tables
@@ -60,17 +59,6 @@ class GroupCreate(WriteAction):
 
     def named_users(self) -> Iterable[UserKey]:
         return self.members
-
-    def params(self) -> dict[str, Any]:
-        return {"name": self.name, "member_ids": [user_key_data(m) for m in self.members]}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
-        return cls(
-            name=str(params["name"]),
-            members=tuple(user_key_from(m) for m in params["member_ids"]),
-            depends_on=depends_on,
-        )
 
     def bind(self, new_ids: Mapping[str, int]) -> Self:
         return replace(self, members=bind_users(self.members, new_ids))
@@ -135,6 +123,9 @@ class GroupCreate(WriteAction):
             )
 
 
+codec.rename(GroupCreate, members="member_ids")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupDelete(WriteAction):
     """Delete a user group the tool manages (prune)."""
@@ -157,16 +148,6 @@ class GroupDelete(WriteAction):
 
     def deletion(self) -> Deletion:
         return Deletion("group", self.name, self.group_id)
-
-    def params(self) -> dict[str, Any]:
-        return {"group_id": self.group_id, "name": self.name}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
-        group_id = params["group_id"]
-        if isinstance(group_id, bool) or not isinstance(group_id, int):
-            raise ValueError(f"not a group ID: {group_id!r:.40}")
-        return cls(group_id=group_id, name=str(params["name"]), depends_on=depends_on)
 
     async def call(self, client: SiteClient) -> Result:
         await client.user_group_delete(self.group_id)

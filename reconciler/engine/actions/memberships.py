@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
+from reconciler import codec
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
 from reconciler.engine.actions.base import (
     NO_RESULT,
@@ -20,8 +21,6 @@ from reconciler.engine.actions.base import (
     Settlement,
     UserKey,
     WriteAction,
-    user_key_data,
-    user_key_from,
 )
 from reconciler.engine.actions.workspaces import bind_users
 from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Tables
@@ -67,32 +66,9 @@ class MembershipChange(WriteAction):
     def removals(self) -> int:
         return 0 if self.adds else len(self.targets)
 
-    def params(self) -> dict[str, Any]:
-        ids_key = f"{self.kind}_ids"
-        return {
-            "user_id": user_key_data(self.user),
-            "user": self.user_label,
-            ids_key: [target.id for target in self.targets],
-            "names": [target.name for target in self.targets],
-        }
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
-        ids, names = params[f"{cls.kind}_ids"], params["names"]
-        if not ids or len(ids) != len(names):
-            raise ValueError("the target IDs and names do not match")
-        targets = []
-        for target_id, name in zip(ids, names, strict=True):
-            if isinstance(target_id, bool) or not isinstance(target_id, int):
-                raise ValueError(f"not an ID: {target_id!r:.40}")
-            targets.append(Target(target_id, str(name)))
-        user = user_key_from(params["user_id"])
-        return cls(
-            user=user,
-            user_label=str(params.get("user") or user_key_data(user)),
-            targets=tuple(targets),
-            depends_on=depends_on,
-        )
+    def __post_init__(self) -> None:
+        if not self.targets:
+            raise ValueError(f"a {self.method} names no {self.kind}")
 
     def bind(self, new_ids: Mapping[str, int]) -> Self:
         (user,) = bind_users((self.user,), new_ids)
@@ -190,3 +166,19 @@ class GroupLeave(_GroupMembership):
     method = "remove_from_user_group"
     default_phase = Phase.REMOVE_FROM_GROUPS
     adds = False
+
+
+for _kind in (WorkspaceJoin, WorkspaceLeave, GroupJoin, GroupLeave):
+    codec.rename(_kind, user="user_id", user_label="user")
+
+
+def legacy_params(kind: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A membership change as releases before the one codec wrote it (parallel lists of
+    target IDs and names): journals and pending writes of an older release are still read."""
+    ids, names = params.get(f"{kind}_ids"), params.get("names")
+    if "targets" in params or not isinstance(ids, list) or not isinstance(names, list):
+        return params
+    if len(ids) != len(names):
+        raise ValueError("the target IDs and names do not match")
+    targets = [{"id": i, "name": n} for i, n in zip(ids, names, strict=True)]
+    return {"user_id": params.get("user_id"), "user": params.get("user"), "targets": targets}

@@ -11,9 +11,9 @@ it runs last, only for users the tool created or adopted, and is checked again w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING
 
 from reconciler.api.answers import NewUser
 from reconciler.api.errors import Contradicted, NotFound, OutcomeUnknown, SiteError
@@ -36,10 +36,6 @@ if TYPE_CHECKING:
 DELETES_ACCOUNT = "deletes the user account"
 MAX_USER_ID = 2**53 - 1
 """The largest ID a JSON client reads exactly; a new user's ID beyond it is not believed."""
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,34 +80,6 @@ class UserAdd(WriteAction):
 
     def touches(self) -> Iterable[tuple[str, str]]:
         return [("user", self.username)]
-
-    def params(self) -> dict[str, Any]:
-        return {
-            "username": self.username,
-            "email": self.email,
-            "first_name": self.first_name,
-            "last_name": self.last_name,
-            "organization": self.organization,
-            "phone": self.phone,
-            "phone_ext": self.phone_ext,
-            "admin": self.admin,
-            "active": self.active,
-        }
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
-        return cls(
-            username=str(params["username"]),
-            email=str(params["email"]),
-            first_name=str(params.get("first_name") or ""),
-            last_name=str(params.get("last_name") or ""),
-            organization=_text(params.get("organization")),
-            phone=_text(params.get("phone")),
-            phone_ext=_text(params.get("phone_ext")),
-            admin=bool(params.get("admin", False)),
-            active=bool(params.get("active", True)),
-            depends_on=depends_on,
-        )
 
     async def call(self, client: SiteClient) -> Result:
         new = NewUser(
@@ -224,16 +192,6 @@ class UserDelete(WriteAction):
 
     def deletion(self) -> Deletion:
         return Deletion("user", self.username, self.user_id)
-
-    def params(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "username": self.username}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
-        user_id = params["user_id"]
-        if isinstance(user_id, bool) or not isinstance(user_id, int):
-            raise ValueError(f"not a user ID: {user_id!r:.40}")
-        return cls(user_id=user_id, username=str(params["username"]), depends_on=depends_on)
 
     async def call(self, client: SiteClient) -> Result:
         """Delete, then confirm from the site's own list: a 404 (which may only mean "Unknown

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Literal, Self
 
+from reconciler import codec
 from reconciler.api.answers import WorkspaceSettings
 from reconciler.engine.actions.base import (
     NO_RESULT,
@@ -18,8 +19,6 @@ from reconciler.engine.actions.base import (
     Unbound,
     UserKey,
     WriteAction,
-    user_key_data,
-    user_key_from,
 )
 from reconciler.engine.records import Event, Known, RecordedWorkspace, Records, Tables
 from reconciler.model import Overrides
@@ -29,18 +28,6 @@ if TYPE_CHECKING:
     from reconciler.model import LiveSite
 
 DESTROYS_FILES = "destroys all files in the workspace"
-
-
-def overrides_data(value: Overrides) -> list[str] | None:
-    return None if value is None else sorted(value)
-
-
-def overrides_from(value: Any) -> Overrides:
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        raise ValueError("an override must be a list of flags or null")
-    return frozenset(str(flag) for flag in value)
 
 
 def bind_users(users: tuple[UserKey, ...], new_ids: Mapping[str, int]) -> tuple[UserKey, ...]:
@@ -88,28 +75,9 @@ class WorkspaceAdd(WriteAction):
     def named_users(self) -> Iterable[UserKey]:
         return self.users
 
-    def params(self) -> dict[str, Any]:
-        return {
-            "names": list(self.names),
-            "root_access": self.root_access,
-            "user_ids": [user_key_data(u) for u in self.users],
-            "permissions": overrides_data(self.permissions),
-            "notifications": overrides_data(self.notifications),
-        }
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
-        names = tuple(str(name) for name in params["names"])
-        if not names:
+    def __post_init__(self) -> None:
+        if not self.names:
             raise ValueError("workspace_add without names")
-        return cls(
-            names=names,
-            root_access=bool(params["root_access"]),
-            users=tuple(user_key_from(u) for u in params["user_ids"]),
-            permissions=overrides_from(params["permissions"]),
-            notifications=overrides_from(params["notifications"]),
-            depends_on=depends_on,
-        )
 
     def bind(self, new_ids: Mapping[str, int]) -> Self:
         return replace(self, users=bind_users(self.users, new_ids))
@@ -166,6 +134,9 @@ def _source_of(record: RecordedWorkspace | None) -> str | None:
     return None if record is None else record.source
 
 
+codec.rename(WorkspaceAdd, users="user_ids")  # as the API names them
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkspaceDelete(WriteAction):
     """Delete a workspace **and every file in it**: prune, or the first half of a replacement."""
@@ -191,21 +162,6 @@ class WorkspaceDelete(WriteAction):
     def deletion(self) -> Deletion:
         return Deletion("workspace", self.name, self.workspace_id, self.reason)
 
-    def params(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "name": self.name, "reason": self.reason}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any], depends_on: tuple[str, ...]) -> Self:
-        reason = params.get("reason", "prune")
-        if reason not in ("prune", "replace"):
-            raise ValueError(f"unknown reason {reason!r:.40}")
-        return cls(
-            workspace_id=_id(params["workspace_id"]),
-            name=str(params["name"]),
-            reason=reason,
-            depends_on=depends_on,
-        )
-
     @property
     def phase(self) -> Phase:
         """A replacement's delete comes before the re-creation; a prune's comes last."""
@@ -225,9 +181,3 @@ class WorkspaceDelete(WriteAction):
         record = tables.workspaces.get(self.name)
         if record is not None and record.id == self.workspace_id:
             del tables.workspaces[self.name]
-
-
-def _id(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"not an ID: {value!r:.40}")
-    return value
