@@ -19,9 +19,18 @@ from reconciler import codec
 from reconciler.engine.actions import ACTION_TYPES, Target, WorkspaceAdd, action_from_data
 from reconciler.engine.actions.memberships import MembershipChange
 from reconciler.engine.records import Known, Records
+from reconciler.engine.scope import NOT_DECLARED, digest_of
 from reconciler.engine.snapshot import desired_from_data, desired_to_data
 from reconciler.errors import StateError
-from reconciler.model import DesiredSite, Policy
+from reconciler.model import (
+    DesiredGroup,
+    DesiredSite,
+    DesiredUser,
+    DesiredWorkspace,
+    Policy,
+    Source,
+    UserRef,
+)
 
 SITE = "https://acme.example.net"
 
@@ -121,3 +130,45 @@ def test_the_codec_writes_sets_sorted_and_sequences_as_lists() -> None:
     """Equal values are equal documents: plan checksums and pending writes rely on it."""
     assert codec.to_data(frozenset({3, 1, 2})) == [1, 2, 3]
     assert codec.to_data((1, (2, 3))) == [1, [2, 3]]
+
+
+def other_value(value: Any, hint: str) -> Any:
+    """A value of the same type (``hint``, as written in the model) that a manifest would
+    mean differently."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, str):
+        return value + "-other"
+    if value is None:
+        return "other" if "str" in hint else frozenset({"other"})  # a text, or an override
+    if isinstance(value, frozenset):
+        return value | {"other"}
+    if isinstance(value, tuple):
+        return (*value, UserRef("someone-else", Source("other.yaml")))
+    raise AssertionError(f"no other value for {value!r}")
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        DesiredWorkspace("Finance", False, (), None, frozenset({"upload_files"}), Source("a.yaml")),
+        DesiredGroup("crew", (UserRef("alice", Source("a.yaml")),), Source("a.yaml")),
+        DesiredUser("nina", "nina@acme.example", Source("a.yaml")),
+    ],
+    ids=lambda declared: type(declared).__name__,
+)
+def test_every_declared_field_counts_in_a_change_scoped_plans_digest(declared: Any) -> None:
+    """``plan --changed`` finds changed objects by digest: a field the digest left out would
+    be a change the scoped plan never makes. Every field of the model counts (a new field
+    too, since this test walks the dataclass), except which object it is and where."""
+    checked = []
+    for field in dataclasses.fields(declared):
+        if field.name in NOT_DECLARED:
+            continue
+        value = getattr(declared, field.name)
+        changed = dataclasses.replace(declared, **{field.name: other_value(value, str(field.type))})
+        assert digest_of(changed) != digest_of(declared), field.name
+        checked.append(field.name)
+    assert checked
+    moved = dataclasses.replace(declared, source=Source("elsewhere.yaml", 9))
+    assert digest_of(moved) == digest_of(declared)

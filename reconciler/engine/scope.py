@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from reconciler import codec
 from reconciler.engine.actions import MalformedAction, action_from_data
 from reconciler.engine.records import Records
 from reconciler.engine.users import references
@@ -35,35 +36,29 @@ def _digest(form: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _refs(refs: Iterable[UserRef]) -> list[str]:
-    return sorted({ref.text for ref in refs})
+_declared = codec.converter.copy()
+_declared.register_unstructure_hook(UserRef, lambda ref: ref.text)  # the reference, not where
+
+NOT_DECLARED = ("name", "username", "source", "team")
+"""Fields that say which object it is and where it was written, not what it should be."""
 
 
 def digest_of(obj: DesiredWorkspace | DesiredGroup | DesiredUser) -> str:
-    """A digest of everything the manifest says of ``obj`` (not where it says it)."""
-    if isinstance(obj, DesiredWorkspace):
-        return _digest(
-            {
-                "root_access": obj.root_access,
-                "users": _refs(obj.users),
-                "permissions": sorted(obj.permissions) if obj.permissions is not None else None,
-                "notifications": sorted(obj.notifications)
-                if obj.notifications is not None
-                else None,
-            }
-        )
-    if isinstance(obj, DesiredGroup):
-        return _digest({"members": _refs(obj.members)})
-    return _digest(
-        {
-            "email": obj.email.casefold(),
-            "names": [obj.first_name, obj.last_name],
-            "organization": obj.organization,
-            "phones": [obj.phone, obj.phone_ext],
-            "admin": obj.admin,
-            "active": obj.active,
-        }
-    )
+    """A digest of everything the manifest says of ``obj`` (not where it says it).
+
+    Every field counts, by the model's codec: a field added to the model is part of the
+    digest without a change here, so a change-scoped plan never misses a change to it.
+    References are a set (their order means nothing) and e-mail addresses are caseless.
+    """
+    form: dict[str, Any] = _declared.unstructure(obj)
+    for field in NOT_DECLARED:
+        form.pop(field, None)
+    for refs in ("users", "members"):
+        if refs in form:
+            form[refs] = sorted(set(form[refs]))
+    if isinstance(form.get("email"), str):
+        form["email"] = form["email"].casefold()
+    return _digest(form)
 
 
 def declared_digests(desired: DesiredSite) -> dict[Key, str]:
