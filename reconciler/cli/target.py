@@ -40,7 +40,7 @@ from reconciler.model import DesiredSite
 from reconciler.passwords import masked, without_password
 from reconciler.state.backend import Holder, RecordStore, StateLocation
 from reconciler.state.files import private_directory
-from reconciler.state.locate import open_records, parse_location
+from reconciler.state.locate import canonical_scheme, open_records, parse_location
 
 SANDBOX_URL = "https://sandbox.invalid"
 """The embedded sandbox's address: never resolved, the transport is in-process."""
@@ -118,10 +118,7 @@ def check_plan_location(plan: PlanFile, state: StateLocation) -> None:
 
 def _same_location(a: str, b: str) -> bool:
     def norm(text: str) -> str:
-        text = without_password(text.strip())
-        return (
-            "postgresql://" + text[len("postgres://") :] if text.startswith("postgres://") else text
-        )
+        return canonical_scheme(without_password(text.strip()))
 
     return norm(a) == norm(b)
 

@@ -29,7 +29,7 @@ from reconciler.manifest.source import child
 from reconciler.manifest.users import check_users
 from reconciler.passwords import holds_password, masked
 from reconciler.spec import IMPLIED_BY, workspace_path
-from reconciler.state.locate import parse_location
+from reconciler.state.locate import BACKENDS, parse_location
 
 
 def check_rules(manifest: MergedManifest) -> list[Finding]:
@@ -211,9 +211,6 @@ def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
 
 # --- site ---------------------------------------------------------------------------------
 
-STATE_URL_SCHEME = "postgresql://"
-STATE_URL_SCHEMES = (STATE_URL_SCHEME, "postgres://", "file://")
-
 
 def _site(manifest: MergedManifest) -> Iterator[Finding]:
     """No credentials in a committed file; ``state`` is a PostgreSQL URL or a path."""
@@ -245,10 +242,11 @@ def _state_problem(state: str) -> tuple[str, str] | None:
             "remove the password from the URL, and change it if the file was shared: "
             "PostgreSQL reads it from PGPASSWORD, ~/.pgpass or a service file",
         )
-    if "://" in state and not state.lower().startswith(STATE_URL_SCHEMES):
+    if "://" in state and not any(backend.is_written_as(state) for backend in BACKENDS):
+        schemes = ", ".join(f"{s}://" for backend in BACKENDS for s in backend.schemes)
         return (
-            f"is neither a {STATE_URL_SCHEME} (or postgres://) URL nor a path",
-            f"write a PostgreSQL URL ({STATE_URL_SCHEME}user@host/database) or a directory path",
+            f"is a URL of a kind the tool cannot keep records in (it knows {schemes})",
+            "write " + " or ".join(backend.example for backend in BACKENDS),
         )
     if "://" in state:
         try:

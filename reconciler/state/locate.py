@@ -7,12 +7,16 @@
   (the manifest's directory), so a command means the same wherever it is run from.
 
 Anything else is refused: a location the tool half understood would put records where no
-other runner finds them.
+other runner finds them. Each kind of backend is one entry of ``BACKENDS`` (its URL schemes,
+how its location is read and how its records are opened): a new backend is a new entry, and
+the manifest's rules, the CLI's help and every message name the schemes from here.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
@@ -23,11 +27,20 @@ from reconciler.state.leases import check_lease_seconds
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-_POSTGRES_SCHEMES = ("postgresql", "postgres")
-_HINT = (
-    "Give a directory (a path or file:///path) or a PostgreSQL URL "
-    "(postgresql://USER@HOST:PORT/DATABASE?schema=NAME)."
-)
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One kind of place the records can live."""
+
+    kind: str  # StateLocation.kind
+    schemes: tuple[str, ...]  # URL schemes naming it; the first is the one written
+    example: str  # how a user writes one, for hints and help
+    parse: Callable[[str, Path], StateLocation]  # the text (with its scheme), the base dir
+    open: Callable[[StateLocation, str, float], RecordStore]  # location, site, lease seconds
+
+    def is_written_as(self, text: str) -> bool:
+        return text.lower().startswith(tuple(f"{scheme}://" for scheme in self.schemes))
 
 
 def parse_location(text: str, *, base_dir: Path) -> StateLocation:
@@ -37,10 +50,9 @@ def parse_location(text: str, *, base_dir: Path) -> StateLocation:
         raise ConfigError("The state location is empty.", hint=_HINT)
     scheme = _SCHEME.match(text)
     kind = scheme.group(1).lower() if scheme else ""
-    if kind in _POSTGRES_SCHEMES:
-        return _postgres_location(text)
-    if kind == "file":
-        return _directory_location(_file_url_path(text), base_dir)
+    backend = BY_SCHEME.get(kind)
+    if backend is not None:
+        return backend.parse(text, base_dir)
     if scheme and len(kind) > 1:  # one letter: a Windows drive, which is a path
         raise ConfigError(
             f"The state location {without_password(text)!r} has an unknown scheme {kind!r}.",
@@ -72,7 +84,7 @@ def _file_url_path(text: str) -> str:
     return unquote(parts.path)
 
 
-def _postgres_location(text: str) -> StateLocation:
+def _postgres_location(text: str, base_dir: Path) -> StateLocation:
     if unencoded_password(text):
         raise ConfigError(
             f"The password in the state location {masked(text)!r} holds a /, ?, # or @ that "
@@ -113,10 +125,47 @@ def open_records(
 ) -> RecordStore:
     """The records of ``site`` at ``location``; nothing is opened or created until used."""
     check_lease_seconds(lease_seconds)
-    if location.kind == "postgresql":
-        from reconciler.state.postgres import PostgresRecords  # psycopg only when needed
+    return BY_KIND[location.kind].open(location, site, lease_seconds)
 
-        return PostgresRecords(location, site, lease_seconds=lease_seconds)
+
+def _open_postgres(location: StateLocation, site: str, lease_seconds: float) -> RecordStore:
+    from reconciler.state.postgres import PostgresRecords  # psycopg only when needed
+
+    return PostgresRecords(location, site, lease_seconds=lease_seconds)
+
+
+def _open_directory(location: StateLocation, site: str, lease_seconds: float) -> RecordStore:
     from reconciler.state.directory import DirectoryRecords
 
     return DirectoryRecords(Path(location.target), site, lease_seconds=lease_seconds)
+
+
+def canonical_scheme(text: str) -> str:
+    """``text`` with its scheme written the one way (``postgres://`` as ``postgresql://``),
+    so that two spellings of one location compare equal."""
+    scheme = _SCHEME.match(text)
+    backend = BY_SCHEME.get(scheme.group(1).lower()) if scheme else None
+    if scheme is None or backend is None:
+        return text
+    return backend.schemes[0] + text[scheme.end() :]
+
+
+BACKENDS: tuple[Backend, ...] = (
+    Backend(
+        "postgresql",
+        ("postgresql", "postgres"),
+        "a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE?schema=NAME)",
+        _postgres_location,
+        _open_postgres,
+    ),
+    Backend(
+        "directory",
+        ("file",),
+        "a directory (a path or file:///path)",
+        lambda text, base_dir: _directory_location(_file_url_path(text), base_dir),
+        _open_directory,
+    ),
+)
+BY_SCHEME = {scheme: backend for backend in BACKENDS for scheme in backend.schemes}
+BY_KIND = {backend.kind: backend for backend in BACKENDS}
+_HINT = "Give " + " or ".join(reversed([backend.example for backend in BACKENDS])) + "."
