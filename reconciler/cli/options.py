@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
+from reconciler.render.formats import Formats
 from reconciler.state.backend import DEFAULT_LEASE_SECONDS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -195,14 +196,19 @@ locking_records_options = command_options(SITE, RECORDS, LOCK, PLAIN_OUTPUT)
 """Commands that change the records without the site: state forget, state migrate."""
 
 
-output_format = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="text for people, json for programs, markdown for a pull-request comment.",
-)
+def format_option(formats: Formats[Any], **extra: Any) -> Callable[[F], F]:
+    """``--format NAME``: the choices, the default and the help come from the report's
+    ``Formats`` registry (``reconciler.render.formats``)."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(formats.names),
+        default=formats.default,
+        show_default=True,
+        help=formats.help(),
+        **extra,
+    )
+
 
 replace_option = click.option(
     "--replace",

@@ -15,7 +15,7 @@ from reconciler.cli.options import (
     SiteOptions,
     assume_no_groups_option,
     changed_option,
-    output_format,
+    format_option,
     replace_option,
     show_unmanaged_option,
     site_options,
@@ -25,8 +25,8 @@ from reconciler.cli.target import locate_manifest, open_site
 from reconciler.engine import workflow
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
-from reconciler.render.drift import render_drift
-from reconciler.render.plans import render_plan
+from reconciler.render.drift import DRIFT_FORMATS, render_drift
+from reconciler.render.plans import PLAN_FORMATS, render_plan
 
 
 def warn_unused_replace(plan: Plan, replace: tuple[str, ...]) -> None:
@@ -79,7 +79,7 @@ DRIFT_EPILOG = epilog(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also save the plan (JSON, mode 600) for `reconciler apply PLAN.json`.",
 )
-@output_format
+@format_option(PLAN_FORMATS)
 @replace_option
 @click.option(
     "--force",
@@ -131,7 +131,7 @@ def plan(
 @cli.command(epilog=DRIFT_EPILOG)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @site_options
-@output_format
+@format_option(DRIFT_FORMATS)
 @show_unmanaged_option
 def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str, show_unmanaged: bool) -> int:
     """Report what differs between the site and the manifest, by category.

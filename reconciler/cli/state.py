@@ -16,6 +16,7 @@ from reconciler.cli import LOCKED, cli, epilog
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
+    format_option,
     locking_records_options,
     records_options,
 )
@@ -24,7 +25,7 @@ from reconciler.engine import ledger, workflow
 from reconciler.engine.records import Records
 from reconciler.engine.records_diff import versions_changes
 from reconciler.errors import EXIT_ERROR, EXIT_OK
-from reconciler.render.records_diff import render_records_diff
+from reconciler.render.records_diff import RECORDS_DIFF_FORMATS, RecordsDiff
 from reconciler.state.backend import Holder
 from reconciler.state.locate import open_records, parse_location
 from reconciler.state.migrate import copy_site
@@ -113,14 +114,7 @@ def show(paths: tuple[str, ...], site_opts: SiteOptions, version: int | None) ->
 @state.command("diff", epilog=DIFF_EPILOG)
 @click.argument("versions", nargs=-1, type=click.IntRange(min=1), metavar="VERSION [VERSION]")
 @records_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-    help="json for programs, markdown for a report.",
-)
+@format_option(RECORDS_DIFF_FORMATS)
 def diff(versions: tuple[int, ...], site_opts: SiteOptions, fmt: str) -> int:
     """Show what changed in the records between two saved versions (for auditors).
 
@@ -138,7 +132,8 @@ def diff(versions: tuple[int, ...], site_opts: SiteOptions, fmt: str) -> int:
         second = store.load_version(versions[1]) if len(versions) == 2 else store.load()
         changes = versions_changes(first.data, second.data, site=store.site, where=store.location)
         site = store.site
-    click.echo(render_records_diff(changes, first.version, second.version, fmt, site), nl=False)
+    report = RecordsDiff(site, first.version, second.version, changes)
+    click.echo(RECORDS_DIFF_FORMATS.render(report, fmt), nl=False)
     return EXIT_OK
 
 

@@ -7,10 +7,11 @@ import json
 import click
 
 from reconciler.cli import cli, epilog
+from reconciler.cli.options import format_option
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.manifest import load_manifest
 from reconciler.manifest.schema import site_schema
-from reconciler.render.validation import OutputFormat, render_report
+from reconciler.render.validation import VALIDATION_FORMATS, Validation
 
 HELP = """Check a site manifest and report every problem at once.
 
@@ -46,15 +47,7 @@ SCHEMA_EPILOG = epilog(
 
 @cli.command(help=HELP, epilog=EPILOG, short_help="Check a site manifest (file or directory).")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: print only a JSON list of findings (severity, file, line, column, path, "
-    "message, hint), for CI.",
-)
+@format_option(VALIDATION_FORMATS)
 @click.option(
     "--show",
     is_flag=True,
@@ -62,12 +55,10 @@ SCHEMA_EPILOG = epilog(
     "with --format json, print {findings, desired} instead.",
 )
 @click.pass_context
-def validate(
-    ctx: click.Context, paths: tuple[str, ...], output_format: OutputFormat, show: bool
-) -> None:
+def validate(ctx: click.Context, paths: tuple[str, ...], fmt: str, show: bool) -> None:
     result = load_manifest(paths)
     label = " ".join(paths)
-    click.echo(render_report(result, output_format=output_format, show=show, label=label))
+    click.echo(VALIDATION_FORMATS.render(Validation(result, label, show), fmt))
     ctx.exit(EXIT_OK if result.ok else EXIT_ERROR)
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from reconciler.engine.drift import CATEGORIES
+from reconciler.render.formats import Format, Formats, View
 from reconciler.render.lines import Line, unmanaged_summary
 from reconciler.render.markdown import trim
 from reconciler.render.text import render_lines
@@ -84,11 +85,22 @@ def render_drift_markdown(report: dict[str, Any]) -> str:
     return trim("\n".join(out) + "\n")
 
 
+DRIFT_FORMATS: Formats[dict[str, Any]] = Formats(
+    Format(
+        "text",
+        "people",
+        lambda report, view: render_drift_text(
+            report, color=view.color, show_unmanaged=view.show_unmanaged
+        ),
+    ),
+    Format("json", "programs", lambda report, view: render_drift_json(report)),
+    Format(
+        "markdown", "a pull-request comment", lambda report, view: render_drift_markdown(report)
+    ),
+)
+
+
 def render_drift(
     report: dict[str, Any], fmt: str, color: bool, show_unmanaged: bool = False
 ) -> str:
-    if fmt == "json":
-        return render_drift_json(report)
-    if fmt == "markdown":
-        return render_drift_markdown(report)
-    return render_drift_text(report, color=color, show_unmanaged=show_unmanaged)
+    return DRIFT_FORMATS.render(report, fmt, View(color, show_unmanaged))

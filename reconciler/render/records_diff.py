@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from reconciler import codec
 from reconciler.engine.records_diff import RecordChange
+from reconciler.render.formats import Format, Formats, View
 
 _MARK = {"added": "+", "removed": "-", "changed": "~"}
 
@@ -33,23 +35,45 @@ def _line(change: RecordChange) -> str:
     )
 
 
-def render_records_diff(
-    changes: list[RecordChange], first: int, second: int, fmt: str, site: str
-) -> str:
-    if fmt == "json":
-        document = {
-            "site": site,
-            "from": first,
-            "to": second,
-            "changes": codec.to_data(changes, list[RecordChange]),
-        }
-        return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
-    title = f"Records of {site}: version {first} -> version {second}"
-    if fmt == "markdown":
-        rows = [f"| {c.change} | {c.kind} | {c.name} | {c.field or ''} | {_value(c.before)} | "
-                f"{_value(c.after)} |" for c in changes]  # fmt: skip
-        head = ["| change | kind | name | field | before | after |", "|---|---|---|---|---|---|"]
-        body = [*head, *rows] if rows else ["No changes."]
-        return "\n".join([f"### {title}", "", *body]) + "\n"
-    lines = [_line(c) for c in changes] or ["No changes."]
-    return "\n".join([f"{title}:", *("  " + line for line in lines)]) + "\n"
+@dataclass(frozen=True, slots=True)
+class RecordsDiff:
+    """What ``state diff`` reports: the changes from version ``first`` to ``second``."""
+
+    site: str
+    first: int
+    second: int
+    changes: list[RecordChange]
+
+    @property
+    def title(self) -> str:
+        return f"Records of {self.site}: version {self.first} -> version {self.second}"
+
+
+def _json(diff: RecordsDiff, view: View) -> str:
+    document = {
+        "site": diff.site,
+        "from": diff.first,
+        "to": diff.second,
+        "changes": codec.to_data(diff.changes, list[RecordChange]),
+    }
+    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+
+
+def _markdown(diff: RecordsDiff, view: View) -> str:
+    rows = [f"| {c.change} | {c.kind} | {c.name} | {c.field or ''} | {_value(c.before)} | "
+            f"{_value(c.after)} |" for c in diff.changes]  # fmt: skip
+    head = ["| change | kind | name | field | before | after |", "|---|---|---|---|---|---|"]
+    body = [*head, *rows] if rows else ["No changes."]
+    return "\n".join([f"### {diff.title}", "", *body]) + "\n"
+
+
+def _text(diff: RecordsDiff, view: View) -> str:
+    lines = [_line(c) for c in diff.changes] or ["No changes."]
+    return "\n".join([f"{diff.title}:", *("  " + line for line in lines)]) + "\n"
+
+
+RECORDS_DIFF_FORMATS: Formats[RecordsDiff] = Formats(
+    Format("text", "people", _text),
+    Format("json", "programs", _json),
+    Format("markdown", "a report", _markdown),
+)

@@ -11,7 +11,8 @@ policy, and where each was declared.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
@@ -19,8 +20,7 @@ from reconciler import codec
 from reconciler.findings import count, plural, render_text, tally
 from reconciler.manifest import ManifestResult
 from reconciler.model import DesiredSite, Source, UserRef
-
-OutputFormat = Literal["text", "json"]
+from reconciler.render.formats import Format, Formats, View
 
 
 class _Inline(list[Any]):
@@ -100,18 +100,39 @@ def summary(result: ManifestResult, label: str) -> str:
     )
 
 
-def render_report(
-    result: ManifestResult, *, output_format: OutputFormat, show: bool, label: str
-) -> str:
-    """The whole output of ``validate``."""
-    if output_format == "json":
-        findings = [finding.to_dict() for finding in result.findings]
-        if not show:
-            return json.dumps(findings, indent=2, ensure_ascii=False)
-        desired = None if result.desired is None else desired_data(result.desired)
-        return json.dumps({"findings": findings, "desired": desired}, indent=2, ensure_ascii=False)
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """What ``validate`` reports: the findings and model of the manifest called ``label``."""
+
+    result: ManifestResult
+    label: str
+    show: bool = False  # the expanded model too
+
+
+def _json(report: Validation, view: View) -> str:
+    findings = [finding.to_dict() for finding in report.result.findings]
+    if not report.show:
+        return json.dumps(findings, indent=2, ensure_ascii=False)
+    desired = report.result.desired
+    shown = None if desired is None else desired_data(desired)
+    return json.dumps({"findings": findings, "desired": shown}, indent=2, ensure_ascii=False)
+
+
+def _text(report: Validation, view: View) -> str:
+    result = report.result
     parts = [render_text(result.findings)] if result.findings else []
-    if show and result.desired is not None:
+    if report.show and result.desired is not None:
         parts.append(show_yaml(result.desired).rstrip("\n"))
-    parts.append(summary(result, label))
+    parts.append(summary(result, report.label))
     return "\n".join(parts)
+
+
+VALIDATION_FORMATS: Formats[Validation] = Formats(
+    Format("text", "people", _text),
+    Format(
+        "json",
+        "CI: a list of findings (severity, file, line, column, path, message, hint); "
+        "with --show, {findings, desired}",
+        _json,
+    ),
+)
