@@ -10,6 +10,7 @@ code (``fastjsonschema``) beside jsonschema's full walk.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.sites import SIZES, manifest_for, site_seed, write_manifest
+from reconciler.engine.snapshot import desired_from_data, desired_to_data
 from reconciler.manifest import load_manifest
 from reconciler.manifest.schema import _validator, is_valid
 from reconciler.manifest.source import read_document
@@ -49,10 +51,18 @@ def main() -> None:
         check, walk = is_valid(), _validator()
         generated = median_seconds(lambda: check(document.data), args.repeats)
         jsonschema = median_seconds(lambda: list(walk.iter_errors(document.data)), args.repeats)
+        desired = result.desired
+        snapshot = desired_to_data(desired)
+        size = len(json.dumps(snapshot, separators=(",", ":")))
+        write = median_seconds(lambda: desired_to_data(desired), args.repeats)
+        read = median_seconds(lambda: desired_from_data(snapshot), args.repeats)
     print(f"manifest of {workspaces:,} workspaces, median of {args.repeats} runs")
     print(f"  load_manifest (read, compose, build, schema, rules): {load * 1000:8.1f} ms")
     print(f"  schema check, fastjsonschema (generated code):      {generated * 1000:8.1f} ms")
     print(f"  schema check, jsonschema (its full walk):            {jsonschema * 1000:8.1f} ms")
+    print(f"  plan's manifest snapshot, written by the codec:      {write * 1000:8.1f} ms")
+    print(f"  plan's manifest snapshot, read by the codec:         {read * 1000:8.1f} ms")
+    print(f"  plan's manifest snapshot, size (compact JSON):       {size / 1024:8.1f} KiB")
 
 
 if __name__ == "__main__":

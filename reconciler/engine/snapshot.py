@@ -14,10 +14,38 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler import codec
-from reconciler.model import DesiredSite, Policy
+from reconciler.model import DesiredSite, Policy, Source, UserRef
 
 SNAPSHOT_VERSION = 2
-"""Version 2 writes every model field by name (version 1 wrote sources as lists)."""
+"""Version 2 is written by the codec (version 1 was written by hand, in the same shape: both
+are read)."""
+
+
+def _source_from(data: Any) -> Source:
+    if not isinstance(data, list) or len(data) != 4:
+        raise ValueError("a place in the manifest must be [file, line, column, path]")
+    file, line, column, path = data
+    numbers_ok = all(n is None or type(n) is int for n in (line, column))
+    if not (isinstance(file, str) and isinstance(path, str) and numbers_ok):
+        raise ValueError(f"not a place in the manifest: {data!r:.80}")
+    return Source(file, line, column, path)
+
+
+def _reference_from(data: Any) -> UserRef:
+    if not isinstance(data, list) or len(data) != 2 or not isinstance(data[0], str):
+        raise ValueError("a user reference must be [text, place]")
+    return UserRef(data[0], _source_from(data[1]))
+
+
+# A place in the manifest is written [file, line, column, path] and a user reference [text,
+# place]: there is one for every object and reference, and written as objects they made a
+# 1,000-workspace plan half again as large (2.1 MiB, not 1.4) and twice as slow to read.
+codec.hook(Source, lambda s: [s.file, s.line, s.column, s.path], _source_from)
+codec.hook(
+    UserRef,
+    lambda r: [r.text, [r.source.file, r.source.line, r.source.column, r.source.path]],
+    _reference_from,
+)
 
 
 def desired_to_data(desired: DesiredSite) -> dict[str, Any]:
@@ -27,7 +55,7 @@ def desired_to_data(desired: DesiredSite) -> dict[str, Any]:
 def desired_from_data(data: Mapping[str, Any]) -> DesiredSite:
     """The snapshot's ``DesiredSite``; raises ``ValueError`` for data that is not one."""
     version = data.get("version")
-    if version != SNAPSHOT_VERSION:
+    if version not in (1, SNAPSHOT_VERSION):
         raise ValueError(
             f"the manifest snapshot is version {version!r:.20}, this reconciler reads version "
             f"{SNAPSHOT_VERSION} (the plan was made by another version of reconciler: plan again)"
