@@ -128,10 +128,13 @@ class Site:
         who: Who = ADMIN,
         xml: bool = False,
         timestamp: int | None = None,
+        suffix: str = "",
     ) -> httpx.Response:
-        """Call ``method`` with its documented verb; ``xml`` asks for the .xml variant."""
+        """Call ``method`` with its documented verb; ``xml`` asks for the .xml variant,
+        ``suffix`` (``".json"``) for another one."""
         send = self.get if method in GET_METHODS else self.post
-        return await send(method + (".xml" if xml else ""), params, who=who, timestamp=timestamp)
+        suffix = ".xml" if xml else suffix
+        return await send(method + suffix, params, who=who, timestamp=timestamp)
 
     async def ok(self, method: str, params: Mapping[str, object] | None = None, **kw: Any) -> Any:
         """The success value of a JSON call (asserting status 200 and the success key)."""
