@@ -18,6 +18,8 @@ from xml.etree.ElementTree import Element
 import httpx
 from defusedxml import ElementTree
 
+from reconciler.api.client import SiteClient
+from reconciler.api.config import ClientConfig, Secret
 from reconciler.sandbox.app import SandboxApp, create_app
 from reconciler.sandbox.seed import load_seed_file
 from reconciler.sandbox.settings import SandboxSettings
@@ -142,6 +144,11 @@ class Site:
         assert response.status_code == 200, response.text
         (value,) = response.json().values()
         return value
+
+    def site_client(self, who: Who = ADMIN) -> SiteClient:
+        """The tool's own client of this sandbox (in-process, no network)."""
+        config = ClientConfig(BASE_URL, who.api_key, Secret(who.api_secret))
+        return SiteClient(config, transport=SandboxTransport(self.app))
 
     async def state(self) -> dict[str, Any]:
         response = await self.client.get("/_sandbox/state")
