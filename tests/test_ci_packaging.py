@@ -197,3 +197,56 @@ def test_the_hook_passes_a_valid_manifest_and_stops_an_invalid_one(tmp_path: Pat
     assert stopped.returncode == EXIT_ERROR
     assert re.search(r"site\.yaml:\d+:\d+: error", stopped.stdout + stopped.stderr)
     assert "Traceback" not in stopped.stderr
+
+
+# --- the documentation ----------------------------------------------------------------------
+
+CI_DOC = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+
+
+def _table_after(heading: str) -> list[list[str]]:
+    rest = CI_DOC[CI_DOC.index(heading) :]
+    rows = []
+    for line in rest.splitlines()[1:]:
+        if rows and not line.startswith("|"):
+            break
+        if line.startswith("|") and not line.startswith("|---"):
+            rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_exit_code_table_says_what_every_job_does_on_0_to_4() -> None:
+    header, *rows = _table_after("## Exit codes: what each job does")
+    assert header == ["exit code", "plan (request)", "merged plan", "apply", "drift (nightly)"]
+    assert [row[0] for row in rows] == ["0", "1", "2", "3", "4"]
+    assert all(len(row) == len(header) and all(row) for row in rows)
+
+
+def test_the_documented_jobs_are_the_templates_jobs() -> None:
+    _header, *rows = _table_after("## What runs when")
+    documented = {
+        name for row in rows for cell in row[1:3] for name in re.findall(r"`([^`]+)`", cell)
+    }
+    github = yaml.safe_load((REPO / "ci/github/site-reconciler.yml").read_text())["jobs"]
+    gitlab = yaml.safe_load((REPO / "ci/gitlab/site-reconciler.gitlab-ci.yml").read_text())
+    jobs = set(github) | {name for name in gitlab if name.startswith("reconciler:")}
+    assert documented == jobs
+
+
+def test_the_readme_copies_the_templates_as_written(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rest = readme[readme.index("### Ready-made CI") :]
+    block = rest[rest.index("```sh\n") + 6 :]
+    block = block[: block.index("```")]
+    (tmp_path / "site-reconciler").symlink_to(REPO)  # "a clone of this repository"
+    done = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", block], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    for copied, original in [
+        (".github/workflows/site-reconciler.yml", "ci/github/site-reconciler.yml"),
+        ("ci/site-reconciler.gitlab-ci.yml", "ci/gitlab/site-reconciler.gitlab-ci.yml"),
+    ]:
+        assert (tmp_path / copied).read_bytes() == (REPO / original).read_bytes()
+    # the include line docs/ci.md and the template give names where the copy went
+    assert "local: ci/site-reconciler.gitlab-ci.yml" in CI_DOC
