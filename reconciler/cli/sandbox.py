@@ -15,7 +15,13 @@ import click
 from reconciler.cli import cli, epilog
 from reconciler.errors import ConfigError
 from reconciler.sandbox.errors import SeedError
-from reconciler.sandbox.settings import KINDS, SWITCHES, SandboxSettings, SettingsError
+from reconciler.sandbox.settings import (
+    KINDS,
+    PROFILES,
+    SWITCHES,
+    SettingsError,
+    profile_settings,
+)
 
 _TYPE_OF_KIND: dict[str, click.ParamType[Any]] = {
     "count": click.IntRange(min=0),
@@ -84,6 +90,12 @@ def sandbox() -> None:
     help="Write the base URL to this file once the server accepts connections.",
 )  # fmt: skip
 @click.option("--access-log", is_flag=True, help="Log every request (off by default: it costs).")
+@click.option(
+    "--profile", type=click.Choice(sorted(PROFILES)), default="default", show_default=True,
+    help="A named set of switches: 'published' answers only as the public pages show (errors "
+    "with HTTP 200 and their generic messages, stray-quote titles, PHP's JSON, signing over "
+    "the site's own encoding). Switches given as well are added to it.",
+)  # fmt: skip
 @_switch_options
 def serve(
     host: str,
@@ -92,6 +104,7 @@ def serve(
     seed_path: str | None,
     ready_file: str | None,
     access_log: bool,
+    profile: str,
     **switches: Any,
 ) -> None:
     """Serve the sandbox site until interrupted (Ctrl-C).
@@ -107,7 +120,7 @@ def serve(
 
     given = {name: value for name, value in switches.items() if value is not None}
     try:
-        settings = SandboxSettings.from_mapping(given)
+        settings = profile_settings(profile).updated(given)
         duplicates = given.get("allow_duplicate_workspace_names")
         seed = load_seed_file(
             seed_path or str(default_seed()), allow_duplicate_workspace_names=duplicates
