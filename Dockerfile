@@ -3,7 +3,7 @@
 # unprivileged user (numeric, so Kubernetes' runAsNonRoot can check it).
 #
 #   docker build -t site-reconciler .
-#   docker run --rm -v "$PWD:/work" -e SITE_API_KEY -e SITE_API_SECRET -e RECONCILER_STATE \
+#   docker run --rm -v "$PWD:/work" -e RECONCILER_API_KEY -e RECONCILER_API_SECRET -e RECONCILER_STATE \
 #       -e PGPASSWORD site-reconciler plan site/
 #
 # Keep the records in PostgreSQL (RECONCILER_STATE) in CI: a container keeps nothing. With

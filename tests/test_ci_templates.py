@@ -114,6 +114,7 @@ def repo(tmp_path: Path, postgres_server: PostgresServer, postgres_url: str) -> 
             *(c["body"] for cs in forge.comments.values() for c in cs),
         ]:
             assert not any(value in text for value in [*hidden, token]), "a secret in the output"
+            assert "deprecated" not in text  # the templates use the RECONCILER_ names
 
 
 # --- GitHub Actions -------------------------------------------------------------------------
@@ -250,7 +251,10 @@ TEMPLATE = load_gitlab_template()
 
 
 def _gitlab_variables(repo: Repo, **event: str) -> dict[str, str]:
-    secrets = dict(repo.secrets)
+    renamed = {"SITE_URL": "RECONCILER_SITE_URL", "SITE_API_KEY": "RECONCILER_API_KEY",
+               "SITE_API_SECRET": "RECONCILER_API_SECRET"}  # fmt: skip
+    # GitLab's variables reach the tool as they are named: by the tool's own names
+    secrets = {renamed.get(name, name): value for name, value in repo.secrets.items()}
     secrets["PGPASSWORD"] = secrets.pop("RECORDS_DB_PASSWORD")
     return {
         **secrets,
