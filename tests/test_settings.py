@@ -21,6 +21,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from reconciler import environment
 from reconciler.cli.options import SiteOptions, locking_site_options, site_options
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
 from tests.support.cli_runner import run_reconciler
@@ -75,6 +76,7 @@ api_format = "xml"
 lock_timeout = 120
 lock_lease = 45
 state = "../records"
+ca_file = "tls/ca.pem"
 """
 
 
@@ -88,6 +90,7 @@ def test_the_file_beside_the_manifest_sets_what_no_flag_or_variable_set(
         assert (opts["api_format"], opts["lock_timeout"], opts["lock_lease"]) == ("xml", 120, 45)
         # a relative directory of records is relative to the file, not to where one runs
         assert opts["state"] == str(manifest_dir.parent / "records")
+        assert opts["ca_file"] == str(manifest_dir / "tls" / "ca.pem")
 
 
 def test_without_a_file_the_defaults_hold(manifest_dir: Path) -> None:
@@ -119,11 +122,25 @@ def test_every_site_option_has_a_reconciler_variable(manifest_dir: Path) -> None
         "RECONCILER_LOCK_TIMEOUT": "60",
         "RECONCILER_LOCK_LEASE": "20",
         "RECONCILER_CREDENTIALS_FILE": "/secrets/site.yaml",
+        "RECONCILER_CA_FILE": "/tls/ca.pem",
     }
     opts = settled(str(manifest_dir), env=env, options=locking_site_options)
     assert (opts["api_format"], opts["concurrency"], opts["rate_limit"]) == ("xml", 2, 4.0)
     assert (opts["timeout"], opts["lock_timeout"], opts["lock_lease"]) == (9.0, 60.0, 20.0)
-    assert opts["credentials"] == "/secrets/site.yaml"
+    assert (opts["credentials"], opts["ca_file"]) == ("/secrets/site.yaml", "/tls/ca.pem")
+
+
+def test_every_old_name_is_still_read_and_named_in_the_note(manifest_dir: Path) -> None:
+    env = {"SITE_CA_FILE": "/old/ca.pem", "SITE_CREDENTIALS_FILE": "/old/site.yaml"}
+    result = CliRunner().invoke(_probe(site_options), [str(manifest_dir)], env=env)
+    opts = json.loads(result.stdout)
+    assert (opts["ca_file"], opts["credentials"]) == ("/old/ca.pem", "/old/site.yaml")
+    assert result.stderr.splitlines() == [
+        "Note: the SITE_* environment names are deprecated: set SITE_CREDENTIALS_FILE as "
+        "RECONCILER_CREDENTIALS_FILE, SITE_CA_FILE as RECONCILER_CA_FILE (a RECONCILER_ name "
+        "wins when both are set)."
+    ]
+    assert environment.deprecation_note({"RECONCILER_CA_FILE": "/new"}) is None
 
 
 def test_config_or_its_variable_names_a_file_anywhere(manifest_dir: Path, tmp_path: Path) -> None:

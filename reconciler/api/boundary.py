@@ -72,7 +72,7 @@ UNREACHABLE_HINT = (
 UNTRUSTED_CERTIFICATE_HINT = (
     "The site's certificate is not signed by an authority this machine trusts. If the site is "
     "the one you meant (a company proxy, or 'reconciler sandbox serve --tls'), give its "
-    "authority's certificate with --ca-file (or SITE_CA_FILE); never turn verification off."
+    "authority's certificate with --ca-file (or RECONCILER_CA_FILE); never turn verification off."
 )
 UNKNOWN_OUTCOME_HINT = (
     "The change may have been applied. Do not simply retry: run plan (which reads the site) "

@@ -217,8 +217,8 @@ def check_ca_file(path: str) -> ssl.SSLContext:
 
 
 _CA_FILE_HINT = (
-    "Give --ca-file (or SITE_CA_FILE) a PEM file of certificate authorities, such as the ca.pem "
-    "that 'reconciler sandbox serve --tls' writes."
+    "Give --ca-file (or RECONCILER_CA_FILE) a PEM file of certificate authorities, such as the "
+    "ca.pem that 'reconciler sandbox serve --tls' writes."
 )
 
 

@@ -13,6 +13,7 @@ a private credentials file, nor the site itself, which the manifest declares::
     api_format = "json"
     lock_timeout = 300
     lock_lease = 30
+    ca_file = "company-ca.pem"  # relative to this file
 
 Precedence, for each setting: the command's flag > its ``RECONCILER_`` environment variable >
 this file > the built-in default. ``cli.options`` applies the file to the options that were
@@ -38,6 +39,7 @@ SETTINGS = {
     "api_format": "api_format",
     "lock_timeout": "lock_timeout",
     "lock_lease": "lock_lease",
+    "ca_file": "ca_file",
 }
 """Each key of the file and the option (``SiteOptions`` field) it sets."""
 
@@ -102,8 +104,8 @@ def read_config(path: Path) -> ConfigFile:
                 hint="Known settings: " + ", ".join(SETTINGS) + ".",
             )
     values = {SETTINGS[key]: value for key, value in data.items()}
-    state = values.get("state")
-    if isinstance(state, str) and state and "://" not in state:
-        # a directory of records, relative to the file (not to where the command runs)
-        values["state"] = str((path.parent / state).resolve())
+    for name in ("state", "ca_file"):  # a path in the file is relative to the file
+        value = values.get(name)
+        if isinstance(value, str) and value and "://" not in value:
+            values[name] = str((path.parent / value).resolve())
     return ConfigFile(path, values)

@@ -27,6 +27,7 @@ from reconciler import environment
 from reconciler.cli.config_file import CONFIG_NAME, ConfigFile, config_home, find_config
 from reconciler.environment import (
     API_FORMAT,
+    CA_FILE,
     CONCURRENCY,
     CONFIG,
     CREDENTIALS_FILE,
@@ -143,9 +144,10 @@ CONNECTION = (
     click.option(
         "--ca-file",
         type=click.Path(dir_okay=False, path_type=Path),
-        envvar="SITE_CA_FILE",
+        envvar=environment.names(CA_FILE),
+        show_envvar=True,
         help="PEM file of certificate authorities to trust for an https site instead of the "
-        "system's (e.g. the ca.pem of 'reconciler sandbox serve --tls'). Env: SITE_CA_FILE.",
+        "system's (e.g. the ca.pem of 'reconciler sandbox serve --tls').",
     ),
 )
 RECORDS = (
@@ -206,8 +208,8 @@ CONFIG_OPTION = click.option(
     envvar=CONFIG.name,
     show_envvar=True,
     help=f"Settings file (TOML: concurrency, rate_limit, timeout, state, api_format, "
-    f"lock_timeout, lock_lease). Default: {CONFIG_NAME} beside the manifest, if there is one. "
-    "A flag wins over its RECONCILER_ variable, which wins over the file.",
+    f"lock_timeout, lock_lease, ca_file). Default: {CONFIG_NAME} beside the manifest, if "
+    "there is one. A flag wins over its RECONCILER_ variable, which wins over the file.",
 )
 
 _FIELDS = {f.name for f in fields(SiteOptions)}
