@@ -29,6 +29,7 @@ from tests.support.loopback import (
     ADMIN_KEY,
     ADMIN_SECRET,
     EXAMPLE_SITE,
+    REPO,
     LoopbackSite,
     reconciler_command,
 )
@@ -264,3 +265,28 @@ def test_the_old_credentials_file_variable_is_still_read(
     assert result.returncode == EXIT_CHANGES, result.stderr
     assert "SITE_CREDENTIALS_FILE as RECONCILER_CREDENTIALS_FILE" in result.stderr
     credentials.unlink()  # the sandbox's secret stays out of the files the suite scans
+
+
+def test_the_readme_settings_file_works_as_written(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Settings: reconciler.toml") :]
+    block = section[section.index("```toml\n") + 8 :]
+    block = block[: block.index("```")]
+    assert block.startswith("# site/reconciler.toml\n")
+    shutil.copytree(REPO / "examples", tmp_path / "site", ignore=shutil.ignore_patterns(".*"))
+    _toml(tmp_path / "site", block)
+    opts = settled(str(tmp_path / "site"), options=locking_site_options)
+    assert (opts["concurrency"], opts["rate_limit"], opts["timeout"]) == (4, 5.0, 30.0)
+    assert opts["lock_timeout"] == 300 and opts["state"].startswith("postgresql://")
+    # the documented order: a flag beats the file's PostgreSQL records
+    planned = run_reconciler(
+        "plan", str(tmp_path / "site"), "--sandbox", "--state-dir", str(tmp_path / "records")
+    )
+    assert planned.exit_code == EXIT_OK, planned.stderr
+    table = section[section.index("| | example |") :].split("\n\n")[0].splitlines()[2:]
+    assert [row.split("|")[1].strip() for row in table] == [
+        "the command's flag",
+        "its environment variable",
+        "`reconciler.toml`",
+        "the default (for the records: the manifest's `site.state`, else `.reconciler/`)",
+    ]
