@@ -287,6 +287,6 @@ def test_the_readme_settings_file_works_as_written(tmp_path: Path) -> None:
     assert [row.split("|")[1].strip() for row in table] == [
         "the command's flag",
         "its environment variable",
-        "`reconciler.toml`",
+        "the settings file, `reconciler.toml`",
         "the default (for the records: the manifest's `site.state`, else `.reconciler/`)",
     ]
