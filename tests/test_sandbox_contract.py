@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.support.sandbox_site import ADMIN, VIEWER, error_of, sandbox_site, xml_root
+from tests.support.sandbox_site import ADMIN, VIEWER, error_of, sandbox_site, seed_with, xml_root
 
 pytestmark = pytest.mark.anyio
 
@@ -161,3 +161,71 @@ async def test_an_unknown_api_key_is_refused(method, params, key, title, xml) ->
     found_title, message = error_of(response)
     assert found_title == "Authentication Failed"
     assert "api_key is not known" in message
+
+
+@EACH_METHOD
+async def test_the_json_suffix_answers_json_like_the_plain_name(method, params, key, title) -> None:
+    """Both brands' pages: ``/api/<method>.json`` is the JSON form (it was a 404 here)."""
+    async with sandbox_site() as site:
+        suffixed = await site.call(method, params, suffix=".json")
+    async with sandbox_site() as site:
+        plain = await site.call(method, params)
+    assert suffixed.status_code == 200, suffixed.text
+    assert suffixed.headers["content-type"] == "application/json"
+    assert list(suffixed.json()) == [key]
+    assert suffixed.json().keys() == plain.json().keys()
+
+
+async def test_the_json_suffix_is_counted_under_the_methods_name() -> None:
+    async with sandbox_site() as site:
+        await site.call("user_info", {"user_id": 1001}, suffix=".json")
+        calls = (await site.client.get("/_sandbox/calls")).json()
+    assert calls["methods"] == {"user_info": 1}
+
+
+@FORMATS
+@EACH_METHOD
+async def test_a_filegenius_auth_code_is_refused_not_ignored(
+    method, params, key, title, xml
+) -> None:
+    """An old FileGenius client sends ``auth_code`` to act as another user; running the call as
+    the key's own user instead would be a silent surprise, so the site refuses it."""
+    async with sandbox_site() as site:
+        response = await site.call(method, {**params, "auth_code": "abc123"}, xml=xml)
+        assert (await site.state())["workspaces"][0]["members"] == [1019, 1042]
+    assert response.status_code == 400
+    found_title, message = error_of(response)
+    assert found_title == "Invalid Request"
+    assert "auth_code" in message and "FileGenius" in message
+    assert "abc123" not in message
+
+
+async def test_an_administrator_has_every_flag_in_user_info_and_null_flags_at_a_location() -> None:
+    """The reference: administrators have full permissions at every location (flags null in
+    ``user_permissions_location``); so ``user_info`` shows each of their flags as 1."""
+    async with sandbox_site() as site:
+        info = await site.ok("user_info", {"user_id": 1})
+        location = await site.ok("user_permissions_location", {"path": "/"})
+    flags = [
+        "uploadFiles", "batchUploadFiles", "sendFiles", "sendFilesNonUser", "downloadFiles",
+        "batchDownloadFiles", "moveCopyFiles", "batchMoveCopyFiles", "renameFiles",
+        "deleteFiles", "batchDeleteFiles", "createFolders",
+    ]  # fmt: skip
+    assert info["admin"] == 1
+    assert {name: info[name] for name in flags} == dict.fromkeys(flags, 1)
+    assert location["userId"] == 1
+    assert {name: location[name] for name in flags} == dict.fromkeys(flags)
+
+
+@FORMATS
+async def test_user_list_entries_carry_the_phone(xml) -> None:
+    seed = seed_with(
+        users=[{"id": 77, "username": "pho", "email": "pho@x.example", "phone": "5550100"}]
+    )
+    async with sandbox_site(seed) as site:
+        response = await site.call("user_list", {"search": "pho"}, xml=xml)
+    assert response.status_code == 200
+    if xml:
+        assert [user.findtext("phone") for user in xml_root(response).iter("user")] == ["5550100"]
+    else:
+        assert [user["phone"] for user in response.json()["userList"]["users"]] == ["5550100"]

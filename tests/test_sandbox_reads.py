@@ -165,7 +165,7 @@ async def test_user_list_entry_fields_json_and_xml() -> None:
         root = xml_root(await site.call("user_list", {"search": "oscar"}, xml=True))
     assert users == [{
         "id": 1042, "siteId": 1, "username": "oscar", "firstName": "Oscar", "lastName": "Olsen",
-        "email": "oscar@acme.example", "organization": None, "admin": 0, "active": 1,
+        "email": "oscar@acme.example", "organization": None, "phone": "", "admin": 0, "active": 1,
         "created": users[0]["created"], "modified": users[0]["modified"],
     }]  # fmt: skip
     assert root.tag == "userList"

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from reconciler.api.answers import NewUser
 from tests.support.sandbox_site import ADMIN_ID, VIEWER, error_of, sandbox_site, xml_root
 
 pytestmark = pytest.mark.anyio
@@ -170,6 +171,43 @@ async def test_the_password_never_comes_back_out(tmp_path: Path) -> None:
     for response in answers:
         assert PASSWORD not in response.text
     assert PASSWORD not in database  # not stored at all, not even hashed
+
+
+@pytest.mark.parametrize("weak", ["Sh0rt!", "alllowercaseletters", "lowerUPPERonly", "12345678901"])
+async def test_a_weak_password_is_refused_by_the_policy_without_being_echoed(weak: str) -> None:
+    async with sandbox_site() as site:
+        response = await site.call("user_add", {**NEW_USER, "password": weak})
+        state = await site.state()
+    assert response.status_code == 400
+    title, message = error_of(response)
+    assert title == "User Add Failed"
+    assert message == (
+        "The password does not meet the site's password policy: at least 8 characters, using "
+        "at least 3 of lower-case letters, upper-case letters, digits and other characters."
+    )
+    assert weak not in response.text
+    assert len(state["users"]) == 22
+
+
+async def test_the_password_policy_is_a_switch() -> None:
+    async with sandbox_site(password_min_length=4, password_classes=1) as site:
+        assert (await site.call("user_add", {**NEW_USER, "password": "abcd"})).status_code == 200
+    async with sandbox_site(password_min_length=0, password_classes=0) as site:
+        assert (await site.call("user_add", {**NEW_USER, "password": "x"})).status_code == 200
+    async with sandbox_site() as site:  # no password: the site sets a temporary one
+        assert (await site.call("user_add", NEW_USER)).status_code == 200
+
+
+async def test_the_reconcilers_client_never_sends_a_password_so_the_policy_never_bites() -> None:
+    """The tool creates users without a password (the site e-mails the log-in): even the
+    strictest policy lets its user_add through."""
+    async with sandbox_site(password_min_length=64, password_classes=4) as site:
+        async with site.site_client() as client:
+            new_id = await client.user_add(
+                NewUser(username="nia", email="nia@acme.example", first_name="Nia", last_name="N")
+            )
+        info = await site.ok("user_info", {"user_id": new_id})
+    assert info["resetPassword"] == 1
 
 
 # ---- user_delete -------------------------------------------------------------------------

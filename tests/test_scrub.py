@@ -22,6 +22,8 @@ SCRUBBER = Scrubber(KEY, Secret(SECRET))
         (f'{{"signature": "{SIGNATURE}"}}', '{"signature": "****"}'),
         (f"SIGNATURE%3D{SIGNATURE}%26timestamp%3D1", "SIGNATURE%3D****%26timestamp%3D1"),
         ("api_secret: hunter2, next", "api_secret: ****, next"),
+        ("user_add?password=Winter2026!&x=1", "user_add?password=****&x=1"),  # a site's echo
+        ('{"password": "Winter2026!"}', '{"password": "****"}'),
         (f"a bare {SIGNATURE.upper()} in text", "a bare **** in text"),
         (f"{SIGNATURE}{SIGNATURE[:10]}", "****"),  # one run, however long
         ("an id 4567 and a hash deadbeef", "an id 4567 and a hash deadbeef"),

@@ -7,8 +7,8 @@ in a CI log or journalled in a state directory it is as good as the secret. So e
 from the site is scrubbed before it becomes an error, a log event or a record the engine
 prints, journals or writes to a plan:
 
-* any ``signature``/``api_key``/``api_secret``/``secret`` parameter's value (``name=value``,
-  ``name%3Dvalue``, ``"name": "value"``);
+* any ``signature``/``api_key``/``api_secret``/``secret``/``password`` parameter's value
+  (``name=value``, ``name%3Dvalue``, ``"name": "value"``);
 * any run of 64 or more hex digits (the shape of a signature, whichever request it signed);
 * the client's own API key (shown masked), API secret and HMAC key, raw or percent-encoded.
 
@@ -26,7 +26,7 @@ from urllib.parse import quote
 from reconciler.api.config import MASK, Secret, mask_key
 from reconciler.api.signing import signing_key
 
-_NAMES = r"signature|api_secret|api_key|secret"
+_NAMES = r"signature|api_secret|api_key|secret|password"
 _PARAMETER = re.compile(
     rf"({_NAMES})(\s*[\"']?\s*(?:=|%3D|:)\s*[\"']?)((?:[^&\s'\"<>,;%)\]}}]|%(?!26))+)",
     re.IGNORECASE,

@@ -15,16 +15,15 @@ import click
 from reconciler.cli import cli, epilog
 from reconciler.errors import ConfigError
 from reconciler.sandbox.errors import SeedError
-from reconciler.sandbox.settings import SWITCHES, SandboxSettings, SettingsError
+from reconciler.sandbox.settings import KINDS, SWITCHES, SandboxSettings, SettingsError
 
-_TYPES: dict[str, click.ParamType[Any]] = {
-    "timestamp_window": click.IntRange(min=0),
-    "rate_limit": click.IntRange(min=0),
-    "latency_ms": click.IntRange(min=0),
-    "fail_rate": click.FloatRange(0.0, 1.0),
-    "drop_after_commit_rate": click.FloatRange(0.0, 1.0),
-    "random_seed": click.IntRange(min=0),
+_TYPE_OF_KIND: dict[str, click.ParamType[Any]] = {
+    "count": click.IntRange(min=0),
+    "seed": click.IntRange(min=0),
+    "share": click.FloatRange(0.0, 1.0),
+    "classes": click.IntRange(0, 4),
 }
+"""The command-line type of each kind of setting (``settings.KINDS``)."""
 
 
 def _switch_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -34,9 +33,10 @@ def _switch_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 switch.flag, switch.field, is_flag=True, default=None, help=switch.help
             )
         else:
+            kind = _TYPE_OF_KIND[KINDS[switch.field]]
             option = click.option(
-                switch.flag, switch.field, type=_TYPES[switch.field], metavar=switch.metavar,
-                default=None, help=switch.help,
+                switch.flag, switch.field, type=kind, metavar=switch.metavar, default=None,
+                help=switch.help,
             )  # fmt: skip
         command = option(command)
     return command

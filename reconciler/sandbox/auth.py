@@ -28,6 +28,9 @@ from reconciler.sandbox.store import Store
 
 AUTH_FAILED = "Authentication Failed"
 INVALID_REQUEST = "Invalid Request"
+FILEGENIUS_AUTH_CODE = "auth_code"
+"""Refused, not ignored like other unknown parameters: a client that sends it expects to act
+as another user, and ignoring it would run the call as the key's own user instead."""
 _TIMESTAMP = re.compile(r"-?[0-9]{1,12}")
 _SIGNATURE_SUFFIX = b"&signature="
 _SIGNING_HINT = (
@@ -70,6 +73,14 @@ def authenticate(
             title=AUTH_FAILED,
         )
     _check_structure(request.verb, names)
+    if FILEGENIUS_AUTH_CODE in names:
+        raise ApiError(
+            400,
+            "auth_code belongs to the sign-in of older FileGenius sites (user_auth), which this "
+            "site does not offer: every call acts as the user of its api_key, signed with "
+            "timestamp and signature. Remove auth_code.",
+            title=INVALID_REQUEST,
+        )
     params = dict(pairs)
     given = params.pop("signature")
     timestamp = params["timestamp"]

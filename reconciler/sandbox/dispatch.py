@@ -5,7 +5,8 @@
 6. authentication (401 / 400 for a malformed request), 7. administrator check (403),
 8. the method itself, 9. for writes, maybe drop the connection after the commit.
 
-Every ``ApiError`` becomes the documented error body in the requested form (JSON or XML),
+A method name may end in ``.xml`` (XML) or ``.json`` (JSON, the default): both brands' pages
+say so. Every ``ApiError`` becomes the documented error body in the requested form (JSON or XML),
 with HTTP 200 instead of its status under ``errors_as_200``, and with the method's title as
 the published samples print it (stray quote) under ``published_error_titles``.
 """
@@ -32,6 +33,7 @@ from reconciler.sandbox.settings import SandboxSettings
 from reconciler.sandbox.store import Store
 
 XML_SUFFIX = ".xml"
+JSON_SUFFIX = ".json"
 UNKNOWN_METHOD_TITLE = "Unknown Method"
 
 
@@ -59,6 +61,8 @@ async def handle_api(sandbox: Sandbox, request: Request) -> Response:
     xml = name.endswith(XML_SUFFIX)
     if xml:
         name = name[: -len(XML_SUFFIX)]
+    elif name.endswith(JSON_SUFFIX):  # published: ".json" asks for the default, JSON
+        name = name[: -len(JSON_SUFFIX)]
     sandbox.calls[name] += 1
     settings = sandbox.settings  # one snapshot for the whole call
     method = method_named(name, settings)

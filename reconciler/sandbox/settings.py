@@ -38,6 +38,8 @@ class SandboxSettings:
     legacy_workspace_list: bool = False
     published_error_titles: bool = False
     legacy_location_method: bool = False
+    password_min_length: int = 8
+    password_classes: int = 3
     random_seed: int | None = None
 
     def __post_init__(self) -> None:
@@ -178,6 +180,20 @@ SWITCHES: tuple[Switch, ...] = (
         "the current name is then an unknown method (404 'Unknown Method').",
     ),
     Switch(
+        "password_min_length",
+        "--password-min-length",
+        "user_add refuses a given password shorter than this many characters "
+        "[default: 8; 0 = no length rule].",
+        "N",
+    ),
+    Switch(
+        "password_classes",
+        "--password-classes",
+        "user_add refuses a given password that uses fewer of the four character classes "
+        "(lower case, upper case, digits, others) [default: 3; 0 = no class rule].",
+        "N",
+    ),
+    Switch(
         "random_seed",
         "--random-seed",
         "Seed the random choices of --fail-rate and --drop-after-commit-rate, so a run of "
@@ -191,7 +207,7 @@ FIELD_NAMES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(
 
 def _check(name: str, value: Any) -> None:
     """Raise ``SettingsError`` unless ``value`` is valid for the setting ``name``."""
-    kind = _KINDS[name]
+    kind = KINDS[name]
     if kind == "bool":
         if not isinstance(value, bool):
             raise SettingsError(f"{name} must be true or false; got {value!r}")
@@ -200,6 +216,9 @@ def _check(name: str, value: Any) -> None:
             return
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise SettingsError(f"{name} must be a whole number of at least 0; got {value!r}")
+    elif kind == "classes":
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 4:
+            raise SettingsError(f"{name} must be a whole number from 0 to 4; got {value!r}")
     elif kind == "share":
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or not math.isfinite(value) or not 0.0 <= value <= 1.0:
@@ -209,10 +228,10 @@ def _check(name: str, value: Any) -> None:
 def _coerce(name: str, value: Any) -> Any:
     """Check ``value`` and normalise a share to ``float`` (JSON may carry ``0`` or ``1``)."""
     _check(name, value)
-    return float(value) if _KINDS[name] == "share" else value
+    return float(value) if KINDS[name] == "share" else value
 
 
-_KINDS: dict[str, str] = {
+KINDS: dict[str, str] = {
     "errors_as_200": "bool",
     "timestamp_window": "count",
     "open_workspace_list": "bool",
@@ -227,6 +246,8 @@ _KINDS: dict[str, str] = {
     "legacy_workspace_list": "bool",
     "published_error_titles": "bool",
     "legacy_location_method": "bool",
+    "password_min_length": "count",
+    "password_classes": "classes",
     "random_seed": "seed",
 }
 DEFAULTS: dict[str, Any] = SandboxSettings().to_dict()

@@ -18,6 +18,8 @@ from xml.etree.ElementTree import Element
 import httpx
 from defusedxml import ElementTree
 
+from reconciler.api.client import SiteClient
+from reconciler.api.config import ClientConfig, Secret
 from reconciler.sandbox.app import SandboxApp, create_app
 from reconciler.sandbox.seed import load_seed_file
 from reconciler.sandbox.settings import SandboxSettings
@@ -128,10 +130,13 @@ class Site:
         who: Who = ADMIN,
         xml: bool = False,
         timestamp: int | None = None,
+        suffix: str = "",
     ) -> httpx.Response:
-        """Call ``method`` with its documented verb; ``xml`` asks for the .xml variant."""
+        """Call ``method`` with its documented verb; ``xml`` asks for the .xml variant,
+        ``suffix`` (``".json"``) for another one."""
         send = self.get if method in GET_METHODS else self.post
-        return await send(method + (".xml" if xml else ""), params, who=who, timestamp=timestamp)
+        suffix = ".xml" if xml else suffix
+        return await send(method + suffix, params, who=who, timestamp=timestamp)
 
     async def ok(self, method: str, params: Mapping[str, object] | None = None, **kw: Any) -> Any:
         """The success value of a JSON call (asserting status 200 and the success key)."""
@@ -139,6 +144,11 @@ class Site:
         assert response.status_code == 200, response.text
         (value,) = response.json().values()
         return value
+
+    def site_client(self, who: Who = ADMIN) -> SiteClient:
+        """The tool's own client of this sandbox (in-process, no network)."""
+        config = ClientConfig(BASE_URL, who.api_key, Secret(who.api_secret))
+        return SiteClient(config, transport=SandboxTransport(self.app))
 
     async def state(self) -> dict[str, Any]:
         response = await self.client.get("/_sandbox/state")

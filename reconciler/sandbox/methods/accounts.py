@@ -4,7 +4,8 @@ The published page of ``user_add`` gives its parameters and their rules (unique 
 letters, digits, ``-``, ``_``, ``.`` and ``@``; digits-only phone numbers; ``active`` 1 and
 ``admin`` 0 by default) but not its answer or its errors; those are sandbox decisions, listed
 in the README. Checks run before anything is written, in this order: required fields, the
-form of each value, then uniqueness -- so a refused call creates nothing.
+form of each value (the password against the site's policy, a switchable sandbox default),
+then uniqueness -- so a refused call creates nothing.
 
 The password is read only to know whether one was given: it is never stored, not even as a
 hash, because nothing in the sandbox logs in with it. Its one visible effect is the
@@ -66,7 +67,7 @@ def user_add(call: Call) -> dict[str, Any]:
         phone_ext=_digits(params, "phone_ext") or None,
         active=zero_or_one(params, "active", True),
         admin=zero_or_one(params, "admin", False),
-        reset_password=params.get("password", "") == "",
+        reset_password=_password(call) == "",
         permissions=DEFAULT_USER_PERMISSIONS,
         notifications=frozenset(),
         api_key=None,
@@ -88,6 +89,32 @@ def user_delete(call: Call) -> dict[str, Any]:
         raise no_such("user", [user_id])
     call.store.delete_user(user_id, call.now)
     return {"userId": user_id}
+
+
+_CHARACTER_CLASSES = (str.islower, str.isupper, str.isdigit)
+
+
+def _password(call: Call) -> str:
+    """The given password (``""`` when absent), refused unless it meets the site's policy.
+
+    The refusal describes the policy and never repeats the password: an error message ends
+    up in logs and CI output.
+    """
+    password = call.params.get("password", "")
+    if password == "":
+        return password
+    settings = call.settings
+    classes = sum(any(test(char) for char in password) for test in _CHARACTER_CLASSES)
+    classes += any(not char.isalnum() for char in password)
+    if len(password) < settings.password_min_length or classes < settings.password_classes:
+        raise ApiError(
+            400,
+            "The password does not meet the site's password policy: at least "
+            f"{settings.password_min_length} characters, using at least "
+            f"{settings.password_classes} of lower-case letters, upper-case letters, digits "
+            "and other characters.",
+        )
+    return password
 
 
 def _digits(params: Mapping[str, str], name: str) -> str:

@@ -46,7 +46,8 @@ def user_info(call: Call) -> dict[str, Any]:
         "admin": flag(user.admin),
     }
     for field in _USER_INFO_PERMISSIONS:
-        info[field] = flag(_KEY_OF_FIELD[field] in user.permissions)
+        # "Administrators have full permissions at every location": their flags all read 1.
+        info[field] = flag(user.admin or _KEY_OF_FIELD[field] in user.permissions)
     info["resetPassword"] = flag(user.reset_password)
     info["allFutureWorkspaces"] = 0
     for notification in NOTIFICATION_FLAGS:
@@ -99,6 +100,7 @@ def _list_entry(user: UserRow) -> dict[str, Any]:
         "lastName": user.last_name,
         "email": user.email,
         "organization": user.organization,
+        "phone": user.phone,
         "admin": flag(user.admin),
         "active": flag(user.active),
         "created": format_time(user.created),
