@@ -17,6 +17,7 @@ EXIT_CODES = {
     ("plan",): {0, 1, 2},
     ("apply",): {0, 1, 2, 3, 4, 130},  # 2: with --detailed-exitcode, changed
     ("drift",): {0, 1, 2},
+    ("show",): {0, 1, 3},
     ("export",): {0, 1, 4},
     ("adopt",): {0, 1, 4},
     ("schema",): {0},

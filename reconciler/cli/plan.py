@@ -8,13 +8,14 @@ from pathlib import Path
 import click
 
 from reconciler.cli import SITE_ERROR, cli, epilog
-from reconciler.cli.files import write_private_file
+from reconciler.cli.files import write_comments, write_private_file
 from reconciler.cli.follow_up import next_command
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
     assume_no_groups_option,
     changed_option,
+    comment_dir_option,
     format_option,
     replace_option,
     show_unmanaged_option,
@@ -26,6 +27,7 @@ from reconciler.engine import workflow
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.render.drift import DRIFT_FORMATS, render_drift
+from reconciler.render.markdown import markdown_parts
 from reconciler.render.plans import PLAN_FORMATS, render_plan
 
 
@@ -58,7 +60,7 @@ PLAN_EPILOG = epilog(
     ],
     [
         "reconciler plan examples/site.yaml --sandbox",
-        "reconciler plan site/ --format markdown -o plan.json --detailed-exitcode > plan.md",
+        "reconciler plan site/ -o plan.json --detailed-exitcode --comment-dir comments/",
     ],
 )
 DRIFT_EPILOG = epilog(
@@ -80,6 +82,7 @@ DRIFT_EPILOG = epilog(
     help="Also save the plan (JSON, mode 600) for `reconciler apply PLAN.json`.",
 )
 @format_option(PLAN_FORMATS)
+@comment_dir_option
 @replace_option
 @click.option(
     "--force",
@@ -99,6 +102,7 @@ def plan(
     site_opts: SiteOptions,
     out: Path | None,
     fmt: str,
+    comment_dir: Path | None,
     replace: tuple[str, ...],
     force: bool,
     assume_no_groups: bool,
@@ -112,12 +116,19 @@ def plan(
     changed: this is the dry run. Deleting a workspace destroys its files, so deletions are
     planned only for workspaces the tool manages, when policy.prune is true and no protect
     pattern matches; changing root_access or overrides needs --replace NAME.
+
+    --format markdown is for a pull-request comment: it begins with a marker naming the site
+    and the records, so a job edits the comment it posted before; a plan over 65,535
+    characters comes in numbered parts, summary first, each beginning with its own marker
+    (--comment-dir writes them as one file each).
     """
     options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
     result = asyncio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
     listed = site_opts.lists_unmanaged(show_unmanaged)
     click.echo(render_plan(result, fmt, site_opts.color, listed), nl=False)
+    if comment_dir is not None:
+        write_comments(comment_dir, markdown_parts(result))
     if out is not None:
         # On stdout after a text plan; on stderr when stdout is JSON or Markdown for a program.
         click.echo(
