@@ -116,7 +116,10 @@ def test_every_switch_reaches_the_server_through_the_command_line() -> None:
         allow_duplicate_workspace_names=True, partial_multi_add=True,
         omit_groups_in_location_access=True, rate_limit=500, latency_ms=1, fail_rate=0.01,
         drop_after_commit_rate=0.02, refuse_workspace_info=True, legacy_workspace_list=True,
-        published_error_titles=True, legacy_location_method=True, password_min_length=12, password_classes=4,
+        published_error_titles=True, legacy_location_method=True, unknown_ids_as_400=True,
+        keep_name_spaces=True, name_length_in_bytes=True, strict_memberships=True,
+        refuse_user_delete_of_members=True,
+        exact_workspace_paths=True, password_min_length=12, password_classes=4,
         random_seed=9,
     )  # fmt: skip
     assert all(

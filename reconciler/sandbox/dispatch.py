@@ -73,7 +73,11 @@ async def handle_api(sandbox: Sandbox, request: Request) -> Response:
         if settings.published_error_titles:
             title = published_title(title, xml=xml)
         body, media_type = encode("error", error_tree(title, exc.message), xml=xml)
-        status = 200 if settings.errors_as_200 else exc.status
+        status = exc.status
+        if exc.unknown_id and settings.unknown_ids_as_400:
+            status = 400
+        if settings.errors_as_200:
+            status = 200
         return Response(body, status, headers=exc.headers, media_type=media_type)
 
 

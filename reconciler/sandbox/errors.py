@@ -30,8 +30,10 @@ class ApiError(Exception):
         *,
         title: str | None = None,
         headers: dict[str, str] | None = None,
+        unknown_id: bool = False,
     ) -> None:
         super().__init__(message)
+        self.unknown_id = unknown_id  # the status is a sandbox guess: see unknown_ids_as_400
         self.status = status
         self.message = message
         self.title = title

@@ -90,5 +90,6 @@ def _parse_id(text: str, name: str) -> int:
 def no_such(kind: str, ids: Sequence[int]) -> ApiError:
     """The 404 for unknown IDs, naming each of them."""
     if len(ids) == 1:
-        return ApiError(404, f"There is no {kind} with ID {ids[0]}.")
-    return ApiError(404, f"There is no {kind} with the IDs {', '.join(map(str, ids))}.")
+        return ApiError(404, f"There is no {kind} with ID {ids[0]}.", unknown_id=True)
+    listed = ", ".join(map(str, ids))
+    return ApiError(404, f"There is no {kind} with the IDs {listed}.", unknown_id=True)

@@ -17,13 +17,20 @@ NO_PERMISSION_FLAG = (
 )
 
 
-def name_problem(name: str) -> str | None:
-    """Why ``name`` (already stripped) cannot be a workspace name, or None if it can."""
-    if not name:
+def name_problem(name: str, *, length_in_bytes: bool = False) -> str | None:
+    """Why ``name`` cannot be a workspace name, or None if it can.
+
+    The 40 of the reference are counted in characters unless ``length_in_bytes`` (the
+    ``name_length_in_bytes`` switch: a site that counts UTF-8 bytes, as a byte-sized column
+    would).
+    """
+    if not name.strip():
         return "A workspace name is empty."
-    if len(name) > MAX_WORKSPACE_NAME_LENGTH:
+    length = len(name.encode("utf-8")) if length_in_bytes else len(name)
+    if length > MAX_WORKSPACE_NAME_LENGTH:
+        unit = "bytes (UTF-8)" if length_in_bytes else "characters"
         return (
-            f"The workspace name {name!r} has {len(name)} characters; at most "
+            f"The workspace name {name!r} has {length} {unit}; at most "
             f"{MAX_WORKSPACE_NAME_LENGTH} are allowed."
         )
     if NAME_LIST_SEPARATOR in name:

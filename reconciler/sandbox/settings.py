@@ -38,6 +38,12 @@ class SandboxSettings:
     legacy_workspace_list: bool = False
     published_error_titles: bool = False
     legacy_location_method: bool = False
+    unknown_ids_as_400: bool = False
+    keep_name_spaces: bool = False
+    name_length_in_bytes: bool = False
+    strict_memberships: bool = False
+    refuse_user_delete_of_members: bool = False
+    exact_workspace_paths: bool = False
     password_min_length: int = 8
     password_classes: int = 3
     random_seed: int | None = None
@@ -180,6 +186,39 @@ SWITCHES: tuple[Switch, ...] = (
         "the current name is then an unknown method (404 'Unknown Method').",
     ),
     Switch(
+        "unknown_ids_as_400",
+        "--unknown-ids-as-400",
+        "Answer an unknown user, workspace or group ID with 400 instead of 404.",
+    ),
+    Switch(
+        "keep_name_spaces",
+        "--keep-name-spaces",
+        "Keep the spaces around a workspace or group name instead of trimming them.",
+    ),
+    Switch(
+        "name_length_in_bytes",
+        "--name-length-in-bytes",
+        "Count the 40 of a workspace name in UTF-8 bytes instead of characters.",
+    ),
+    Switch(
+        "strict_memberships",
+        "--strict-memberships",
+        "Refuse (400) adding a member again or removing a non-member, instead of succeeding "
+        "with no change.",
+    ),
+    Switch(
+        "refuse_user_delete_of_members",
+        "--refuse-user-delete-of-members",
+        "Refuse user_delete while the user still belongs to a workspace or group, instead of "
+        "removing them from each.",
+    ),
+    Switch(
+        "exact_workspace_paths",
+        "--exact-workspace-paths",
+        "A path below a workspace's path is an unknown location (no access), instead of "
+        "the workspace itself.",
+    ),
+    Switch(
         "password_min_length",
         "--password-min-length",
         "user_add refuses a given password shorter than this many characters "
@@ -246,6 +285,12 @@ KINDS: dict[str, str] = {
     "legacy_workspace_list": "bool",
     "published_error_titles": "bool",
     "legacy_location_method": "bool",
+    "unknown_ids_as_400": "bool",
+    "keep_name_spaces": "bool",
+    "name_length_in_bytes": "bool",
+    "strict_memberships": "bool",
+    "refuse_user_delete_of_members": "bool",
+    "exact_workspace_paths": "bool",
     "password_min_length": "count",
     "password_classes": "classes",
     "random_seed": "seed",

@@ -322,6 +322,13 @@ class Store:
             self._conn.execute("DELETE FROM group_members WHERE group_id = ?", (group_id,))
             self._conn.execute("DELETE FROM user_groups WHERE id = ?", (group_id,))
 
+    def group_ids_of(self, user_id: int) -> list[int]:
+        """The user groups ``user_id`` is a member of, by ID."""
+        rows = self._conn.execute(
+            "SELECT group_id FROM group_members WHERE user_id = ? ORDER BY 1", (user_id,)
+        )
+        return [int(group_id) for (group_id,) in rows]
+
     def join_groups(self, user_id: int, group_ids: Sequence[int]) -> None:
         with self._conn:
             self._conn.executemany(

@@ -87,6 +87,15 @@ def user_delete(call: Call) -> dict[str, Any]:
         )
     if call.store.user(user_id) is None:
         raise no_such("user", [user_id])
+    if call.settings.refuse_user_delete_of_members:
+        workspaces = [ws_id for ws_id, _, _ in call.store.workspace_names(member=user_id)]
+        groups = call.store.group_ids_of(user_id)
+        if workspaces or groups:
+            raise ApiError(
+                400,
+                f"User {user_id} still belongs to workspaces {workspaces or 'none'} and user "
+                f"groups {groups or 'none'}; remove them from each before deleting them.",
+            )
     call.store.delete_user(user_id, call.now)
     return {"userId": user_id}
 

@@ -34,8 +34,9 @@ def containing_workspaces(call: Call, path: str) -> list[WorkspaceRow]:
     Every prefix ending in ``/`` is a candidate, so the lookup uses the path index instead of
     scanning all workspaces; ``path + "/"`` lets ``/Team_workspace`` name the workspace too.
     """
-    candidates = {path[: i + 1] for i, char in enumerate(path) if char == "/" and i > 0}
-    candidates.add(path.rstrip("/") + "/")
+    candidates = {path.rstrip("/") + "/"}
+    if not call.settings.exact_workspace_paths:
+        candidates |= {path[: i + 1] for i, char in enumerate(path) if char == "/" and i > 0}
     return call.store.workspaces_at(candidates)
 
 

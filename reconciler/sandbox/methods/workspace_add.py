@@ -28,7 +28,9 @@ from reconciler.spec import (
 
 def workspace_add(call: Call) -> dict[str, Any]:
     params = call.params
-    names = [name.strip() for name in required(params, "name").split(NAME_LIST_SEPARATOR)]
+    names = required(params, "name").split(NAME_LIST_SEPARATOR)
+    if not call.settings.keep_name_spaces:
+        names = [name.strip() for name in names]
     root_access = zero_or_one(params, "root_access", True)
     override_permissions = zero_or_one(params, OVERRIDE_PERMISSIONS_PARAM, False)
     override_notifications = zero_or_one(params, OVERRIDE_NOTIFICATIONS_PARAM, False)
@@ -72,12 +74,12 @@ def _check_names(call: Call, names: list[str]) -> tuple[list[str], list[str]]:
     """The problems of the names and the names without one, in the order entered."""
     taken: dict[str, str] = {}  # path -> name of the workspace holding it
     if not call.settings.allow_duplicate_workspace_names:
-        for ws in call.store.workspaces_at(workspace_path(name) for name in names if name):
+        for ws in call.store.workspaces_at(workspace_path(name) for name in names if name.strip()):
             taken.setdefault(ws.path, ws.name)
     problems: list[str] = []
     valid: list[str] = []
     for name in names:
-        problem = name_problem(name)
+        problem = name_problem(name, length_in_bytes=call.settings.name_length_in_bytes)
         path = workspace_path(name)
         if problem is None and path in taken:
             holder = taken[path]
