@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.sandbox.settings import profile_settings
 from tests.support.figures import FIGURES, summary_lines, tally
 from tests.support.loopback import EXAMPLE_SITE, TRANSCRIPTS, LoopbackSite, loopback_site
 from tests.support.pgbouncer import pgbouncer_port, pooled_postgres_url
@@ -38,11 +39,18 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[LoopbackSite]:
+def sandbox_profile() -> str:
+    """The sandbox profile of ``site``; the engine's end-to-end modules parametrise it over
+    ``SANDBOX_PROFILES``, so nothing in the tool may lean on a message only the sandbox words."""
+    return "default"
+
+
+@pytest.fixture
+def site(tmp_path: Path, sandbox_profile: str) -> Iterator[LoopbackSite]:
     """The sandbox on loopback, and the example manifest as ``site.yaml`` in its workdir
     (a module that needs another site defines its own ``site``)."""
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
-    with loopback_site(tmp_path) as running:
+    with loopback_site(tmp_path, settings=profile_settings(sandbox_profile)) as running:
         yield running
 
 

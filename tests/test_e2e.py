@@ -1,13 +1,22 @@
-"""End to end: the real ``reconciler`` command against a real sandbox server over loopback."""
+"""End to end: the real ``reconciler`` command against a real sandbox server over loopback,
+once on the default profile and once on the ``published`` one (errors with HTTP 200 and the
+published generic messages, PHP's JSON, signing over the site's own encoding)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 
+import pytest
 import yaml
 
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED
-from tests.support.loopback import LoopbackSite
+from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite, reconciler_command
+
+
+@pytest.fixture(params=SANDBOX_PROFILES)
+def sandbox_profile(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def manifest(workspaces: list[dict[str, object]], **extra: object) -> dict[str, object]:
@@ -190,3 +199,20 @@ def test_saved_plan_with_deletions_and_member_changes_applies(site: LoopbackSite
     assert applied.returncode == EXIT_OK, applied.stderr
     live = site.workspaces()
     assert "Go" not in live and sorted(live["Stay"]["members"]) == [1001, 1002]
+
+
+def test_the_site_runs_the_profile_under_test(site: LoopbackSite, sandbox_profile: str) -> None:
+    """Guards the parametrisation: the published run really talks to a published-profile site."""
+    settings = site.control("settings")
+    published = sandbox_profile == "published"
+    assert settings["published_messages"] is settings["php_json"] is published
+    assert settings["errors_as_200"] is settings["strict_signing"] is published
+    env = {**site.env, "SITE_API_SECRET": "wrong-secret"}
+    refused = subprocess.run(
+        [*reconciler_command(), "plan", "site.yaml"],
+        cwd=site.workdir, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    site.transcript += [refused.stdout, refused.stderr]
+    assert refused.returncode == EXIT_ERROR
+    assert "Traceback" not in refused.stderr
+    assert "Check SITE_API_KEY and SITE_API_SECRET" in refused.stderr  # the hint, either way

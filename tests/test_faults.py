@@ -36,7 +36,7 @@ from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.workflow import AutoApprove, Manifest
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.model import DesiredSite
-from reconciler.sandbox.settings import SandboxSettings
+from reconciler.sandbox.settings import PROFILES, SandboxSettings
 from reconciler.state.backend import Holder
 from reconciler.state.directory import DirectoryRecords
 from tests.support.engine_site import SITE_URL, EngineSite, engine_site
@@ -66,6 +66,11 @@ FAULT_PROFILES: dict[str, dict[str, Any]] = {
     },
     "legacy_workspace_list+fail_rate+drop_after_commit_rate": {
         "legacy_workspace_list": True,
+        "fail_rate": 0.2,
+        "drop_after_commit_rate": 0.2,
+    },
+    "published profile+fail_rate+drop_after_commit_rate": {
+        **PROFILES["published"],
         "fail_rate": 0.2,
         "drop_after_commit_rate": 0.2,
     },

@@ -9,8 +9,21 @@ import httpx
 import pytest
 
 from reconciler.sandbox.app import create_app
-from reconciler.sandbox.settings import SandboxSettings
-from tests.support.sandbox_site import VIEWER, error_of, example_seed, sandbox_site, xml_root
+from reconciler.sandbox.server import running_sandbox
+from reconciler.sandbox.settings import SandboxSettings, profile_settings
+from tests.support.loopback import EXAMPLE_SEED
+from tests.support.sandbox_site import (
+    ADMIN,
+    BASE_URL,
+    VIEWER,
+    Who,
+    error_of,
+    example_seed,
+    sandbox_site,
+    xml_root,
+)
+from tests.support.signing import sign
+from tests.test_sandbox_contract import METHODS
 
 pytestmark = pytest.mark.anyio
 
@@ -278,3 +291,75 @@ async def test_the_old_location_method_name_is_unknown_by_default() -> None:
         "There is no API method 'user_location_access' on this site.",
     )
     assert new.status_code == 200
+
+
+# ---- the published profile: only what the public pages show -------------------------------
+
+PUBLISHED = profile_settings("published").to_dict()
+
+
+@pytest.mark.parametrize("xml", [False, True], ids=["json", "xml"])
+@pytest.mark.parametrize(("method", "params", "key", "title"), METHODS, ids=[r[0] for r in METHODS])
+async def test_published_profile_answers_every_method_in_both_forms(
+    method, params, key, title, xml
+) -> None:
+    async with sandbox_site(**PUBLISHED) as site:
+        stranger = await site.call(method, params, who=Who("no-such-key", "x"), xml=xml)
+        viewer = await site.call(method, params, who=VIEWER, xml=xml)
+        success = await site.call(method, params, xml=xml)
+    assert stranger.status_code == viewer.status_code == success.status_code == 200
+    assert (xml_root(success).tag if xml else next(iter(success.json()))) == key
+    assert error_of(stranger) == (
+        "Authentication Failed",
+        "Authentication parameters missing or invalid.",
+    )
+    if title is not None:  # an administrator-only method (workspace_list too, by default)
+        shown_title, message = error_of(viewer)
+        assert shown_title.lstrip("'\"") == title
+        assert message == "You must be an administrator to call this method"
+
+
+async def test_published_profile_words_every_sandbox_explanation_generically() -> None:
+    async with sandbox_site(**PUBLISHED) as site:
+        unknown = await site.call("workspace_info", {"workspace_id": 999})
+        bad = await site.call("workspace_add", {"name": "a,b" * 30})
+    for response, title in ((unknown, "Workspace Info Failed"), (bad, "Workspace Add Failed")):
+        assert response.status_code == 200
+        assert error_of(response) == (title, "Please try again or contact customer support.")
+
+
+async def test_published_profile_writes_json_as_php_does() -> None:
+    async with sandbox_site(**PUBLISHED) as site:
+        response = await site.call("workspace_list")
+    assert b'"workspacePath":"\\/Legacy_Scans_workspace\\/"' in response.content.replace(b" ", b"")
+    entry = response.json()["workspaceList"]["workspaces"][0]
+    assert entry["workspacePath"] == "/Legacy_Scans_workspace/"  # the same value, once parsed
+
+
+async def test_strict_signing_checks_the_sites_own_encoding_not_the_bytes_sent() -> None:
+    """A client that writes a space as ``+`` and signs exactly what it sent passes a site that
+    checks the bytes, and fails one that rebuilds the URL its own way (RFC 3986, ``%20``)."""
+    timestamp = int(time.time())
+    query = f"api_key={ADMIN.api_key}&path=%2FLegacy+Scans%2F&timestamp={timestamp}"
+    url = f"{BASE_URL}/api/users_location_access?{query}"
+    signed = f"{url}&signature={sign(ADMIN.api_secret, url)}"
+    async with sandbox_site() as site:
+        lenient = await site.client.get(signed)
+    async with sandbox_site(strict_signing=True) as site:
+        strict = await site.client.get(signed)
+        canonical = await site.call("users_location_access", {"path": "/"})
+    assert "signature does not match" not in lenient.text  # 403: no such location, but signed
+    assert strict.status_code == 401 and "signature does not match" in strict.text
+    assert canonical.status_code == 200
+
+
+def test_serve_takes_a_profile_and_refuses_an_unknown_one(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from reconciler.cli import cli
+
+    result = CliRunner().invoke(cli, ["sandbox", "serve", "--profile", "nope"])
+    assert result.exit_code != 0 and "nope" in result.output
+    with running_sandbox(EXAMPLE_SEED, profile_settings("published")) as url:
+        served = httpx.get(f"{url}/_sandbox/settings").json()
+    assert {name: served[name] for name in PUBLISHED} == PUBLISHED

@@ -13,13 +13,21 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reconciler.engine.plan import PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import engine_site
-from tests.support.loopback import LoopbackSite
+from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite
 from tests.support.sandbox_site import example_seed
 from tests.support.site_strategies import load_desired
+
+
+@pytest.fixture(params=SANDBOX_PROFILES)
+def sandbox_profile(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
 
 TEAM = [
     {"username": "nina", "email": "nina@acme.example", "first_name": "Nina", "last_name": "N"},

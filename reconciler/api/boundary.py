@@ -69,6 +69,11 @@ UNREACHABLE_HINT = (
     "Check the site URL and the network (DNS, proxy, firewall); if the site is slow, "
     "raise --timeout or lower --concurrency."
 )
+UNTRUSTED_CERTIFICATE_HINT = (
+    "The site's certificate is not signed by an authority this machine trusts. If the site is "
+    "the one you meant (a company proxy, or 'reconciler sandbox serve --tls'), give its "
+    "authority's certificate with --ca-file (or SITE_CA_FILE); never turn verification off."
+)
 UNKNOWN_OUTCOME_HINT = (
     "The change may have been applied. Do not simply retry: run plan (which reads the site) "
     "to see whether it was, then apply again if it is still needed."
@@ -136,10 +141,11 @@ class Boundary:
                 late=isinstance(exc, TimeoutError),
             )
         else:
+            untrusted = "CERTIFICATE_VERIFY_FAILED" in what
             error = TransportError(
                 f"{method.name}: no answer from {self._site_url} ({what}).",
                 method=method.name,
-                hint=UNREACHABLE_HINT,
+                hint=UNTRUSTED_CERTIFICATE_HINT if untrusted else UNREACHABLE_HINT,
             )
         return Outcome(error=error, sent=sent)
 

@@ -32,7 +32,7 @@ from structlog.typing import FilteringBoundLogger
 from reconciler import __version__
 from reconciler.api.body import ACCEPT_ENCODING, read_body
 from reconciler.api.boundary import Answer, Boundary, Outcome
-from reconciler.api.config import ClientConfig
+from reconciler.api.config import ClientConfig, check_ca_file
 from reconciler.api.methods import ApiMethod
 from reconciler.api.ratelimit import TokenBucket
 from reconciler.api.retry import RetryPolicy
@@ -261,5 +261,7 @@ def _network_transport(config: ClientConfig) -> httpx.AsyncHTTPTransport:
     slots = config.concurrency
     limits = httpx.Limits(max_connections=slots, max_keepalive_connections=slots)
     tls = config.site_url.startswith("https:")
-    verify = True if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    verify: ssl.SSLContext | bool = True if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if tls and config.ca_file is not None:
+        verify = check_ca_file(config.ca_file)
     return httpx.AsyncHTTPTransport(verify=verify, limits=limits, retries=0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+import ssl
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -101,6 +102,7 @@ class ClientConfig:
     max_retry_after: float = 120.0  # a longer Retry-After is reported, not waited out
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     max_user_pages: int = DEFAULT_MAX_USER_PAGES
+    ca_file: str | None = None  # PEM authorities to trust instead of the system's (https only)
     site_note: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -118,6 +120,8 @@ class ClientConfig:
         )
         _require(self.max_answer_bytes >= 1, "max_answer_bytes must be at least 1.")
         _require(self.max_user_pages >= 1, "max_user_pages must be at least 1.")
+        if self.ca_file is not None:
+            check_ca_file(self.ca_file)
 
     @property
     def masked_key(self) -> str:
@@ -192,6 +196,25 @@ def check_site_url(url: str) -> str:
     if path.endswith("/api"):  # a user pasted the API's address: the client adds /api itself
         path = path[: -len("/api")]
     return f"{scheme}://{netloc}{path}"
+
+
+def check_ca_file(path: str) -> ssl.SSLContext:
+    """A verifying TLS context that trusts the authorities in the PEM file ``path`` (and only
+    them): a sandbox's own authority, or a company's. ``ConfigError`` if it is not usable."""
+    try:
+        return ssl.create_default_context(cafile=path)
+    except FileNotFoundError:
+        raise ConfigError(f"The CA file {path} does not exist.", hint=_CA_FILE_HINT) from None
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        raise ConfigError(
+            f"The CA file {path} holds no usable certificate: {exc}.", hint=_CA_FILE_HINT
+        ) from None
+
+
+_CA_FILE_HINT = (
+    "Give --ca-file (or SITE_CA_FILE) a PEM file of certificate authorities, such as the ca.pem "
+    "that 'reconciler sandbox serve --tls' writes."
+)
 
 
 def load_client_config(

@@ -35,6 +35,7 @@ class SiteOptions:
     concurrency: int = 8
     rate_limit: float | None = None
     timeout: float | None = None
+    ca_file: Path | None = None
     state: str | None = None
     state_dir: Path | None = None
     lock_timeout: float = 0.0
@@ -109,6 +110,13 @@ CONNECTION = (
         default=None,
         metavar="SECONDS",
         help="Most time one API call may take, its whole answer included (default: 60).",
+    ),
+    click.option(
+        "--ca-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        envvar="SITE_CA_FILE",
+        help="PEM file of certificate authorities to trust for an https site instead of the "
+        "system's (e.g. the ca.pem of 'reconciler sandbox serve --tls'). Env: SITE_CA_FILE.",
     ),
 )
 RECORDS = (

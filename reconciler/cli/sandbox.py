@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -15,7 +16,14 @@ import click
 from reconciler.cli import cli, epilog
 from reconciler.errors import ConfigError
 from reconciler.sandbox.errors import SeedError
-from reconciler.sandbox.settings import KINDS, SWITCHES, SandboxSettings, SettingsError
+from reconciler.sandbox.settings import (
+    KINDS,
+    PROFILES,
+    SWITCHES,
+    SettingsError,
+    profile_settings,
+)
+from reconciler.sandbox.tls import make_certificates
 
 _TYPE_OF_KIND: dict[str, click.ParamType[Any]] = {
     "count": click.IntRange(min=0),
@@ -84,6 +92,22 @@ def sandbox() -> None:
     help="Write the base URL to this file once the server accepts connections.",
 )  # fmt: skip
 @click.option("--access-log", is_flag=True, help="Log every request (off by default: it costs).")
+@click.option(
+    "--tls", is_flag=True,
+    help="Serve HTTPS (as the real site does) with a certificate signed by a new authority of "
+    "the sandbox's own; give its ca.pem to the tool with --ca-file.",
+)  # fmt: skip
+@click.option(
+    "--tls-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Where --tls writes ca.pem and server.pem [default: sandbox-tls/ in the current "
+    "directory].",
+)  # fmt: skip
+@click.option(
+    "--profile", type=click.Choice(sorted(PROFILES)), default="default", show_default=True,
+    help="A named set of switches: 'published' answers only as the public pages show (errors "
+    "with HTTP 200 and their generic messages, stray-quote titles, PHP's JSON, signing over "
+    "the site's own encoding). Switches given as well are added to it.",
+)  # fmt: skip
 @_switch_options
 def serve(
     host: str,
@@ -92,6 +116,9 @@ def serve(
     seed_path: str | None,
     ready_file: str | None,
     access_log: bool,
+    tls: bool,
+    tls_dir: Path | None,
+    profile: str,
     **switches: Any,
 ) -> None:
     """Serve the sandbox site until interrupted (Ctrl-C).
@@ -107,7 +134,7 @@ def serve(
 
     given = {name: value for name, value in switches.items() if value is not None}
     try:
-        settings = SandboxSettings.from_mapping(given)
+        settings = profile_settings(profile).updated(given)
         duplicates = given.get("allow_duplicate_workspace_names")
         seed = load_seed_file(
             seed_path or str(default_seed()), allow_duplicate_workspace_names=duplicates
@@ -115,16 +142,28 @@ def serve(
     except (SeedError, SettingsError) as exc:
         raise ConfigError(str(exc)) from None
 
+    certificates = None
+    if tls:
+        try:
+            certificates = make_certificates(tls_dir or Path("sandbox-tls"), host)
+        except OSError as exc:
+            raise ConfigError(f"cannot write the TLS files: {exc}") from None
+
     def announce(url: str) -> None:
         state = db_path or "in memory"
         click.echo(
             f"Sandbox site at {url} (state: {state}); control surface: {url}/_sandbox/", err=True
         )
+        if certificates is not None:
+            click.echo(
+                f"Trust its certificate with --ca-file {certificates.ca} (or SITE_CA_FILE).",
+                err=True,
+            )
 
     try:
         serve_sandbox(
             host=host, port=port, settings=settings, seed=seed, db_path=db_path,
-            ready_file=ready_file, access_log=access_log, on_ready=announce,
+            ready_file=ready_file, access_log=access_log, on_ready=announce, tls=certificates,
         )  # fmt: skip
     except (SeedError, SettingsError) as exc:
         raise ConfigError(str(exc)) from None

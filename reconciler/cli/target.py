@@ -209,6 +209,7 @@ async def open_site(
             concurrency=opts.concurrency,
             rate_limit=opts.rate_limit,
             timeout=opts.timeout,
+            ca_file=str(opts.ca_file) if opts.ca_file else None,
         )
     if config.site_note:
         click.echo(f"Note: {config.site_note}", err=True)

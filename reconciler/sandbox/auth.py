@@ -20,7 +20,7 @@ import hmac
 import re
 from dataclasses import dataclass
 from itertools import pairwise
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 from reconciler.sandbox.errors import ApiError
 from reconciler.sandbox.rows import UserRow
@@ -59,10 +59,18 @@ class Incoming:
 
 
 def authenticate(
-    request: Incoming, store: Store, now: int, window: int
+    request: Incoming, store: Store, now: int, window: int, *, strict_signing: bool = False
 ) -> tuple[UserRow, dict[str, str]]:
-    """The calling user and the call's parameters, or the ``ApiError`` the site would answer."""
+    """The calling user and the call's parameters, or the ``ApiError`` the site would answer.
+
+    ``strict_signing``: a GET's signature is checked over the site's own encoding of the
+    parameters it read (as a PHP site rebuilding the URL with ``rawurlencode`` would), not over
+    the bytes received -- so a client encoding a space as ``+`` or hex in lower case fails even
+    when it signed exactly what it sent.
+    """
     pairs, signed = _parameters(request)
+    if strict_signing and request.verb == "GET":
+        signed = _site_encoded(request, pairs)
     names = [name for name, _ in pairs]
     absent = [name for name in ("api_key", "timestamp", "signature") if name not in names]
     if absent:
@@ -160,6 +168,17 @@ def _parameters(request: Incoming) -> tuple[list[tuple[str, str]], bytes]:
             title=INVALID_REQUEST,
         ) from None
     return pairs, signed
+
+
+def _site_encoded(request: Incoming, pairs: list[tuple[str, str]]) -> bytes:
+    """The GET message as the site would rebuild it: RFC 3986 encoding, signature left out."""
+    base = request.scheme.encode() + b"://" + request.host + request.raw_path
+    query = "&".join(
+        f"{quote(name, safe='')}={quote(value, safe='')}"
+        for name, value in pairs
+        if name != "signature"
+    )
+    return base + b"?" + query.encode("ascii")
 
 
 def _check_structure(verb: str, names: list[str]) -> None:

@@ -89,9 +89,13 @@ def _json_default(node: object) -> object:
     raise TypeError(f"cannot encode {type(node).__name__}")
 
 
-def encode_json(root: str, tree: Any) -> bytes:
-    """``{root: tree}`` as compact UTF-8 JSON."""
-    return json.dumps({root: tree}, default=_json_default, ensure_ascii=False).encode()
+def encode_json(root: str, tree: Any, *, php: bool = False) -> bytes:
+    """``{root: tree}`` as compact UTF-8 JSON; ``php``: as PHP's ``json_encode`` writes it by
+    default, every ``/`` escaped as ``\\/`` and every non-ASCII character as ``\\uXXXX``."""
+    text = json.dumps({root: tree}, default=_json_default, ensure_ascii=php)
+    if php:
+        text = text.replace("/", "\\/")  # outside strings JSON has no "/", so this is safe
+    return text.encode()
 
 
 # ---- XML -------------------------------------------------------------------------------
@@ -142,11 +146,11 @@ def encode_xml(root: str, tree: Any) -> bytes:
 # ---- both ------------------------------------------------------------------------------
 
 
-def encode(root: str, tree: Any, *, xml: bool) -> tuple[bytes, str]:
+def encode(root: str, tree: Any, *, xml: bool, php_json: bool = False) -> tuple[bytes, str]:
     """The body and media type of an answer in the requested form."""
     if xml:
         return encode_xml(root, tree), XML_MEDIA_TYPE
-    return encode_json(root, tree), JSON_MEDIA_TYPE
+    return encode_json(root, tree, php=php_json), JSON_MEDIA_TYPE
 
 
 def error_tree(title: str, message: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ from starlette.responses import Response
 
 from reconciler.sandbox.auth import INVALID_REQUEST, Incoming, authenticate
 from reconciler.sandbox.codec import encode, error_tree
-from reconciler.sandbox.errors import ApiError, DropConnection
+from reconciler.sandbox.errors import ApiError, DropConnection, published_error
 from reconciler.sandbox.faults import Faults
 from reconciler.sandbox.methods import method_named, published_title
 from reconciler.sandbox.methods.base import Call, Method, require_admin
@@ -69,10 +69,15 @@ async def handle_api(sandbox: Sandbox, request: Request) -> Response:
     try:
         return await _answer(sandbox, settings, method, name, request, xml)
     except ApiError as exc:
-        title = exc.title or (method.title if method else UNKNOWN_METHOD_TITLE)
+        method_title = method.title if method else UNKNOWN_METHOD_TITLE
+        title, message = exc.title or method_title, exc.message
+        if settings.published_messages:
+            title, message = published_error(exc.status, title, message, method_title)
         if settings.published_error_titles:
             title = published_title(title, xml=xml)
-        body, media_type = encode("error", error_tree(title, exc.message), xml=xml)
+        body, media_type = encode(
+            "error", error_tree(title, message), xml=xml, php_json=settings.php_json
+        )
         status = exc.status
         if exc.unknown_id and settings.unknown_ids_as_400:
             status = 400
@@ -105,8 +110,9 @@ async def _answer(
     body = b"" if request.method == "GET" else await request.body()
     now = int(time.time())
     caller, params = authenticate(
-        _incoming(request, body), sandbox.store, now, settings.timestamp_window
-    )
+        _incoming(request, body), sandbox.store, now, settings.timestamp_window,
+        strict_signing=settings.strict_signing,
+    )  # fmt: skip
     call = Call(sandbox.store, settings, caller, params, now)
     if method.admin_only:
         require_admin(call)
@@ -119,7 +125,7 @@ async def _answer(
         raise
     if drop:
         raise DropConnection()
-    content, media_type = encode(method.key, tree, xml=xml)
+    content, media_type = encode(method.key, tree, xml=xml, php_json=settings.php_json)
     return Response(content, 200, media_type=media_type)
 
 

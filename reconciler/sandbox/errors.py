@@ -16,6 +16,35 @@ GENERIC_FAILURE = "Please try again or contact customer support."
 """The documented message whose condition is left open; used for injected server failures."""
 
 
+PUBLISHED_AUTH_FAILURE = "Authentication parameters missing or invalid."
+"""The FileGenius page's message for every authentication failure."""
+_PUBLISHED_MESSAGES = frozenset(
+    {
+        ADMIN_REQUIRED,
+        GENERIC_FAILURE,
+        "Please try a different location or speak to an administrator",
+        "Please contact your site administrator.",
+    }
+)
+
+
+def published_error(status: int, title: str, message: str, method_title: str) -> tuple[str, str]:
+    """``(title, message)`` as a site saying only what the public pages print would say it.
+
+    Authentication failures and malformed requests (how a call is signed and sent) become the
+    published "Authentication parameters missing or invalid."; any other message the sandbox
+    worded itself becomes the published generic "Please try again or contact customer
+    support." under the method's title. The published messages stay as they are.
+    """
+    if message in _PUBLISHED_MESSAGES:
+        return title, message
+    if title == "Authentication Failed" or (title == "Invalid Request" and status == 400):
+        return "Authentication Failed", PUBLISHED_AUTH_FAILURE
+    if title != method_title and not message.endswith(GENERIC_FAILURE):
+        title = method_title  # e.g. "Rate Limit Exceeded", a sandbox title
+    return title, GENERIC_FAILURE
+
+
 class ApiError(Exception):
     """An error answer of the site API: HTTP status, title and message.
 

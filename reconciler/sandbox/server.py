@@ -28,6 +28,7 @@ import yaml
 
 from reconciler.sandbox.app import SandboxApp, create_app
 from reconciler.sandbox.settings import DEFAULTS, SWITCHES, SandboxSettings
+from reconciler.sandbox.tls import TlsFiles
 
 
 class SandboxStartError(RuntimeError):
@@ -82,8 +83,9 @@ class _MaskCredentials(logging.Filter):
         return True
 
 
-def base_url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+def base_url(host: str, port: int, *, tls: bool = False) -> str:
+    scheme = "https" if tls else "http"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
 def serve(
@@ -96,16 +98,18 @@ def serve(
     ready_file: str | os.PathLike[str] | None = None,
     access_log: bool = False,
     on_ready: Callable[[str], None] | None = None,
+    tls: TlsFiles | None = None,
 ) -> None:
     """Serve the sandbox until Ctrl-C or SIGTERM. ``OSError`` if the address cannot be bound.
 
     ``ready_file`` receives the base URL (written atomically) once connections are accepted;
     ``on_ready`` is called with it too. The access log is off by default: a benchmark at
-    hundreds of requests a second would otherwise measure the terminal.
+    hundreds of requests a second would otherwise measure the terminal. With ``tls`` the
+    site is served over HTTPS with that certificate (and its URL is ``https://``).
     """
     app = create_app(settings, seed=seed, db_path=db_path)
     sock = _listen(host, port)
-    url = base_url(host, sock.getsockname()[1])
+    url = base_url(host, sock.getsockname()[1], tls=tls is not None)
 
     def ready() -> None:
         if ready_file is not None:
@@ -123,6 +127,7 @@ def serve(
         lifespan="off",
         proxy_headers=False,
         timeout_graceful_shutdown=3,
+        ssl_certfile=None if tls is None else str(tls.server),
     )
     logging.getLogger("uvicorn.access").addFilter(_MaskCredentials())  # after Config's setup
     try:
@@ -177,12 +182,14 @@ def running_sandbox(
     log_path: str | os.PathLike[str] | None = None,
     access_log: bool = False,
     startup_timeout: float = 30.0,
+    tls_dir: str | os.PathLike[str] | None = None,
 ) -> Iterator[str]:
     """Run ``reconciler sandbox serve`` on a free loopback port; yield its base URL.
 
     ``seed`` is a seed file or a seed mapping (written to a temporary file). The server's
     output (with ``access_log``, a line per request) goes to ``log_path`` (or a temporary
-    file) and is quoted if it fails to start.
+    file) and is quoted if it fails to start. With ``tls_dir`` it serves HTTPS, and the
+    authority to trust is ``tls_dir/ca.pem``.
     """
     with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
         command = [sys.executable, "-m", "reconciler", "sandbox", "serve", "--port", "0"]
@@ -200,6 +207,8 @@ def running_sandbox(
         command += settings_arguments(settings)
         if access_log:
             command.append("--access-log")
+        if tls_dir is not None:
+            command += ["--tls", "--tls-dir", os.fspath(tls_dir)]
         log_file = Path(log_path) if log_path is not None else Path(scratch, "server.log")
         with open(log_file, "wb") as log:
             process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

@@ -37,6 +37,9 @@ class SandboxSettings:
     refuse_workspace_info: bool = False
     legacy_workspace_list: bool = False
     published_error_titles: bool = False
+    published_messages: bool = False
+    php_json: bool = False
+    strict_signing: bool = False
     legacy_location_method: bool = False
     unknown_ids_as_400: bool = False
     keep_name_spaces: bool = False
@@ -180,6 +183,24 @@ SWITCHES: tuple[Switch, ...] = (
         "('Workspace Delete Failed; workspace_list: \"Workspace Listing Failed in JSON).",
     ),
     Switch(
+        "published_messages",
+        "--published-messages",
+        "Answer every error with the messages the public pages print (e.g. 'Please try again "
+        "or contact customer support.', 'Authentication parameters missing or invalid.') "
+        "instead of the sandbox's own explanations.",
+    ),
+    Switch(
+        "php_json",
+        "--php-json",
+        "Write JSON as PHP's json_encode does by default: '/' as '\\/', non-ASCII as \\uXXXX.",
+    ),
+    Switch(
+        "strict_signing",
+        "--strict-signing",
+        "Check a GET's signature over the site's own encoding of its parameters (RFC 3986, "
+        "%20 for a space, upper-case hex) instead of the bytes received.",
+    ),
+    Switch(
         "legacy_location_method",
         "--legacy-location-method",
         "Serve users_location_access under its older (FileGenius) name user_location_access; "
@@ -241,6 +262,28 @@ SWITCHES: tuple[Switch, ...] = (
     ),
 )
 
+PROFILES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "published": {
+        "errors_as_200": True,
+        "published_error_titles": True,
+        "published_messages": True,
+        "php_json": True,
+        "strict_signing": True,
+    },
+}
+"""Named sets of settings. ``published`` turns on everything the public pages show (errors
+with HTTP 200, their generic messages and stray-quote titles, PHP's JSON, signing over the
+brand's own encoding) and nothing they do not."""
+
+
+def profile_settings(name: str) -> SandboxSettings:
+    """The settings of the profile ``name`` (``SettingsError`` naming the known ones)."""
+    if name not in PROFILES:
+        raise SettingsError(f"unknown profile {name!r}; known profiles: {', '.join(PROFILES)}")
+    return SandboxSettings.from_mapping(PROFILES[name])
+
+
 FIELD_NAMES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(SandboxSettings))
 
 
@@ -284,6 +327,9 @@ KINDS: dict[str, str] = {
     "refuse_workspace_info": "bool",
     "legacy_workspace_list": "bool",
     "published_error_titles": "bool",
+    "published_messages": "bool",
+    "php_json": "bool",
+    "strict_signing": "bool",
     "legacy_location_method": "bool",
     "unknown_ids_as_400": "bool",
     "keep_name_spaces": "bool",

@@ -148,3 +148,7 @@ def loopback_site(
         seed if isinstance(seed, dict) else str(seed), settings, log_path=server_log
     ) as url:
         yield LoopbackSite(url, workdir)
+
+
+SANDBOX_PROFILES = ("default", "published")
+"""The sandbox profiles the engine's end-to-end and pipeline tests run against."""
