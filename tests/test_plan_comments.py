@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
 from reconciler.engine.plan import Plan
-from reconciler.errors import EXIT_OK, EXIT_REFUSED
+from reconciler.errors import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
 from reconciler.render.markdown import MAX_PART_CHARS, markdown_parts
 from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite, loopback_site
+from tests.test_cli_readme import code_block, copy_examples, run
 from tests.test_planner import plan_case
 
 MARKER = re.compile(r"^<!-- site-reconciler:plan site=(\S+) records=(\w+) part=(\d+)/(\d+) -->$")
@@ -144,3 +146,24 @@ def test_show_refuses_an_edited_plan_or_other_records(site: LoopbackSite) -> Non
     elsewhere = site.run("show", "plan.json", "site.yaml", "--state-dir", "other-records")
     assert elsewhere.returncode == EXIT_REFUSED and elsewhere.stdout == ""
     assert not (site.workdir / "other-records").exists()  # nothing made for an untrusted plan
+
+
+def test_the_readmes_pipeline_outputs_run_as_written(tmp_path: Path) -> None:
+    """README, "The pipeline's outputs, on the sandbox": each line, in order, as written."""
+    work = copy_examples(tmp_path)
+    lines = code_block("### The pipeline's outputs, on the sandbox")
+    assert [shlex.split(line)[1] for line in lines] == ["plan", "show", "apply", "drift"]
+    codes = []
+    for line in lines:
+        words, out = shlex.split(line), None
+        if ">" in words:
+            words, out = words[: words.index(">")], words[words.index(">") + 1]
+        result = run(words, work)
+        codes.append(result.returncode)
+        if out:
+            (work / out).write_text(result.stdout, encoding="utf-8")
+        if words[1] == "show":
+            comment = (work / "comments" / "comment-1.md").read_text(encoding="utf-8")
+            assert result.stdout == comment  # the saved plan, shown again, is the comment
+    assert codes == [EXIT_OK, EXIT_OK, EXIT_CHANGES, EXIT_OK]  # applied: 2; then in sync
+    assert json.loads((work / "apply.json").read_text())["counts"]["done"] == 14
