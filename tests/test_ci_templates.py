@@ -10,6 +10,7 @@ and drift, 3 (a used plan) and 4 (records locked elsewhere) of apply, 1 of a bro
 
 from __future__ import annotations
 
+import re
 import secrets as random_secrets
 import shutil
 import tomllib
@@ -49,7 +50,8 @@ from tests.support.loopback import (
 )
 from tests.support.postgres import PostgresServer
 
-MARKER = "<!-- site-reconciler plan -->"
+MARKER = re.compile(r"<!-- site-reconciler:plan site=\S+ records=\w+ part=(\d+)/(\d+) -->\n")
+FAILED = "<!-- site-reconciler:plan failed -->"
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 
 
@@ -151,10 +153,13 @@ def test_a_pull_request_gets_one_plan_comment_updated_on_each_push(repo: Repo) -
     assert first.exit_code == EXIT_OK, first.log
     assert "The plan has changes" in first.log
     (comment,) = repo.forge.comments[7]
-    assert comment["body"].startswith(MARKER + "\n### site-reconciler plan")
+    found = MARKER.match(comment["body"])
+    assert found and found.groups() == ("1", "1"), comment["body"][:200]
+    assert comment["body"][found.end() :].startswith("### site-reconciler plan")
     assert "14 to create" in comment["body"]
     assert "14 to create" in first.summary
     assert (repo.artifacts / "plan" / "plan.json").exists()
+    assert (repo.artifacts / "plan" / "comments" / "comment-1.md").exists()
 
     repo.edit("name: Payments", "name: Payments-2")  # a second push to the pull request
     second = github_job(repo, "plan", event)
@@ -173,8 +178,46 @@ def test_a_broken_manifest_fails_the_plan_job_and_says_so_in_the_comment(repo: R
     assert run.exit_code == EXIT_ERROR
     assert "::error::reconciler plan failed (exit 1)" in run.log
     (comment,) = repo.forge.comments[8]
-    assert comment["body"] == f"{MARKER}\n**reconciler plan failed (exit 1)**: see the job's log.\n"
+    assert comment["body"] == f"{FAILED}\n**reconciler plan failed (exit 1)**: see the job's log.\n"
     assert run.steps_run[-1] == "Verdict"
+
+    repo.edit("version: 99", "version: 1")  # the fix is pushed: the plan replaces the note
+    fixed = github_job(repo, "plan", event)
+    assert fixed.exit_code == EXIT_OK, fixed.log
+    (plan,) = repo.forge.comments[8]
+    assert MARKER.match(plan["body"]) and "14 to create" in plan["body"]
+    assert f"DELETE /repos/acme/site/issues/comments/{comment['id']}" in repo.forge.requests
+
+
+def _many_workspaces(repo: Repo, count: int) -> None:
+    manifest = yaml.safe_load(repo.manifest.read_text(encoding="utf-8"))
+    manifest["workspaces"] = [
+        {"name": f"Project {n:04d}", "users": ["alice", "bob", "carol", "dave"]}
+        for n in range(count)
+    ]
+    manifest.pop("teams", None)
+    repo.manifest.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+
+
+def test_a_long_plan_is_one_comment_a_part_and_parts_that_go_away_are_deleted(
+    repo: Repo,
+) -> None:
+    _many_workspaces(repo, 600)
+    event = repo.github("pull_request", pull_request=9)
+    long = github_job(repo, "plan", event)
+    assert long.exit_code == EXIT_OK, long.log
+    parts = repo.forge.comments[9]
+    numbers = [MARKER.match(part["body"]).groups() for part in parts]  # type: ignore[union-attr]
+    total = str(len(parts))
+    assert len(parts) >= 2 and numbers == [(str(n), total) for n in range(1, len(parts) + 1)]
+    assert all(len(part["body"]) <= 65_535 for part in parts)
+
+    _many_workspaces(repo, 3)  # the next push plans far less: one part
+    short = github_job(repo, "plan", event)
+    assert short.exit_code == EXIT_OK, short.log
+    (only,) = repo.forge.comments[9]
+    assert only["id"] == parts[0]["id"]  # part 1 edited, the others deleted
+    assert MARKER.match(only["body"]).groups() == ("1", "1")  # type: ignore[union-attr]
 
 
 def _merge(repo: Repo) -> tuple[GithubContext, dict[str, str]]:
@@ -284,7 +327,7 @@ def test_the_gitlab_pipeline_notes_the_plan_applies_on_merge_and_reports_drift(
         run = run_gitlab_job(TEMPLATE, "reconciler:plan", repo.checkout, repo.artifacts, mr)
         assert run.exit_code == EXIT_OK, run.log
     (note,) = repo.forge.comments[5]
-    assert note["body"].startswith(MARKER) and "14 to create" in note["body"]
+    assert MARKER.match(note["body"]) and "14 to create" in note["body"]
     assert [r.split()[0] for r in repo.forge.requests] == ["GET", "POST", "GET", "PUT"]
 
     merged = _gitlab_variables(repo, CI_PIPELINE_SOURCE="push", CI_COMMIT_BRANCH="main")

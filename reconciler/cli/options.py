@@ -326,3 +326,12 @@ show_unmanaged_option = click.option(
     help="List every object on the site that the manifest never managed (by default the "
     "text view counts them in one line; -v lists them too).",
 )
+
+comment_dir_option = click.option(
+    "--comment-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Also write the plan as pull-request comments: DIR/comment-1.md, comment-2.md, … "
+    "(each under 65,535 characters, the summary in the first; stale ones removed). Each "
+    "begins with a marker naming the site and records, so a job updates its comments.",
+)

@@ -231,13 +231,18 @@ def _play_action(step: dict[str, Any], work: Path, artifacts: Path, checkout: Pa
         target = artifacts / options["name"]
         target.mkdir(parents=True, exist_ok=True)
         for line in str(options["path"]).split():
-            if (work / line).exists():
+            if (work / line).is_dir():
+                shutil.copytree(work / line, target / line, dirs_exist_ok=True)
+            elif (work / line).exists():
                 shutil.copy(work / line, target / line)
             else:
                 assert options.get("if-no-files-found") == "ignore", f"{line} missing"
     elif action == "actions/download-artifact":
         for path in (artifacts / options["name"]).iterdir():
-            shutil.copy(path, work / path.name)
+            if path.is_dir():
+                shutil.copytree(path, work / path.name, dirs_exist_ok=True)
+            else:
+                shutil.copy(path, work / path.name)
     else:
         raise AssertionError(f"the template uses an action the harness cannot play: {action}")
 
@@ -298,7 +303,9 @@ def run_gitlab_job(
     for needed in job.get("needs", []):
         source = artifacts / needed
         for path in source.iterdir():
-            if path.name == ".dotenv":
+            if path.is_dir():
+                shutil.copytree(path, work / path.name, dirs_exist_ok=True)
+            elif path.name == ".dotenv":
                 env.update(dict(line.split("=", 1) for line in path.read_text().splitlines()))
             else:
                 shutil.copy(path, work / path.name)
@@ -312,7 +319,9 @@ def run_gitlab_job(
         target = artifacts / name
         target.mkdir(parents=True, exist_ok=True)
         for path in kept.get("paths", []):
-            if (work / path).exists():
+            if (work / path).is_dir():
+                shutil.copytree(work / path, target / path, dirs_exist_ok=True)
+            elif (work / path).exists():
                 shutil.copy(work / path, target / path)
         dotenv = kept.get("reports", {}).get("dotenv")
         if dotenv and (work / dotenv).exists():
@@ -362,8 +371,9 @@ def comments_api(token: str) -> Iterator[CommentsApi]:
             self.wfile.write(data)
 
         def _handle(self) -> None:
-            path = self.path.split("?")[0]
+            path, _, query = self.path.partition("?")
             state.requests.append(f"{self.command} {path}")
+            paging = dict(pair.split("=", 1) for pair in query.split("&") if "=" in pair)
             if not self._authorised():
                 return self._answer(401, {"message": "Bad credentials"})
             length = int(self.headers.get("Content-Length") or 0)
@@ -371,20 +381,29 @@ def comments_api(token: str) -> Iterator[CommentsApi]:
             listing = _GITHUB_LIST.search(path) or _GITLAB_LIST.search(path)
             one = _GITHUB_ONE.search(path) or _GITLAB_ONE.search(path)
             if listing and self.command == "GET":
-                return self._answer(200, state.comments.get(int(listing[1]), []))
+                size, page = int(paging.get("per_page", 30)), int(paging.get("page", 1))
+                every = state.comments.get(int(listing[1]), [])
+                return self._answer(200, every[(page - 1) * size : page * size])
             if listing and self.command == "POST":
                 comment = {"id": next(next_id), "body": body["body"]}
                 state.comments.setdefault(int(listing[1]), []).append(comment)
                 return self._answer(201, comment)
-            if one and self.command in ("PATCH", "PUT"):
+            if one and self.command in ("PATCH", "PUT", "DELETE"):
                 wanted = int(one[one.lastindex or 1])
-                for comment in (c for cs in state.comments.values() for c in cs):
-                    if comment["id"] == wanted:
+                for comments in state.comments.values():
+                    for comment in comments:
+                        if comment["id"] != wanted:
+                            continue
+                        if self.command == "DELETE":
+                            comments.remove(comment)
+                            self.send_response(204)
+                            self.end_headers()
+                            return None
                         comment["body"] = body["body"]
                         return self._answer(200, comment)
             return self._answer(404, {"message": "Not Found"})
 
-        do_GET = do_POST = do_PATCH = do_PUT = _handle
+        do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _handle
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
