@@ -10,6 +10,7 @@ and drift, 3 (a used plan) and 4 (records locked elsewhere) of apply, 1 of a bro
 
 from __future__ import annotations
 
+import json
 import re
 import secrets as random_secrets
 import shutil
@@ -237,6 +238,8 @@ def test_a_merge_plans_then_applies_into_postgresql_records_and_a_second_has_not
     applied = github_job(repo, "apply", event)
     assert applied.exit_code == EXIT_OK, applied.log
     assert "Applied: the site matches the merged manifest." in applied.log
+    report = json.loads((repo.artifacts / "apply-report" / "apply.json").read_text())
+    assert report and "Payments" in json.dumps(report)  # every action, for the run's record
     assert "Payments" in repo.site.workspaces()
     assert repo.versions() >= 1  # the records are in PostgreSQL, not in the runner
     assert not list(repo.checkout.parent.glob("checkout-*/**/.reconciler"))
@@ -336,6 +339,7 @@ def test_the_gitlab_pipeline_notes_the_plan_applies_on_merge_and_reports_drift(
         run = run_gitlab_job(TEMPLATE, job, repo.checkout, repo.artifacts, merged)
         assert run.exit_code == EXIT_OK, run.log
     assert "Applied: the site matches the merged manifest." in run.log
+    assert json.loads((repo.artifacts / "reconciler:apply" / "apply.json").read_text())
     assert repo.versions() >= 1
 
     nightly = _gitlab_variables(repo, CI_PIPELINE_SOURCE="schedule", CI_COMMIT_BRANCH="main")
