@@ -104,6 +104,7 @@ def repo(tmp_path: Path, postgres_server: PostgresServer, postgres_url: str) -> 
             "RECONCILER_STATE": postgres_url,
             "RECORDS_DB_PASSWORD": postgres_server.app_password,
             "RECONCILER_PLAN_KEY": random_secrets.token_hex(24),
+            "DRIFT_WEBHOOK": f"{forge.url}/hook",
         }
         yield Repo(
             tmp_path / "checkout", tmp_path / "artifacts", site, postgres_url, secrets, forge
@@ -285,6 +286,12 @@ def test_the_nightly_drift_passes_in_sync_and_fails_on_drift(repo: Repo) -> None
     drifted = github_job(repo, "drift", nightly)
     assert drifted.exit_code == EXIT_CHANGES, drifted.log
     assert "::warning::The site has drifted" in drifted.log
+    # the webhook heard the first report (in sync, the unmanaged objects), then the drift
+    first, told = repo.forge.hooks
+    assert first["in_sync"] is True and told["in_sync"] is False
+    assert "Payments-2" in told["text"] and "Payments-2" not in first["text"]
+    again = github_job(repo, "drift", nightly)
+    assert again.exit_code == EXIT_CHANGES and len(repo.forge.hooks) == 2  # nothing new
     assert "drift report" in drifted.summary
     assert (repo.artifacts / "drift" / "drift.md").exists()
     tolerated = github_job(repo, "drift", nightly, FAIL_ON_DRIFT="false")
@@ -298,7 +305,8 @@ TEMPLATE = load_gitlab_template()
 
 def _gitlab_variables(repo: Repo, **event: str) -> dict[str, str]:
     renamed = {"SITE_URL": "RECONCILER_SITE_URL", "SITE_API_KEY": "RECONCILER_API_KEY",
-               "SITE_API_SECRET": "RECONCILER_API_SECRET"}  # fmt: skip
+               "SITE_API_SECRET": "RECONCILER_API_SECRET",
+               "DRIFT_WEBHOOK": "RECONCILER_NOTIFY_URL"}  # fmt: skip
     # GitLab's variables reach the tool as they are named: by the tool's own names
     secrets = {renamed.get(name, name): value for name, value in repo.secrets.items()}
     secrets["PGPASSWORD"] = secrets.pop("RECORDS_DB_PASSWORD")
@@ -350,6 +358,8 @@ def test_the_gitlab_pipeline_notes_the_plan_applies_on_merge_and_reports_drift(
     drifted = run_gitlab_job(TEMPLATE, "reconciler:drift", repo.checkout, repo.artifacts, nightly)
     assert drifted.exit_code == EXIT_CHANGES, drifted.log
     assert "Payments-2" in (repo.artifacts / "reconciler:drift" / "drift.md").read_text()
+    assert [hook["in_sync"] for hook in repo.forge.hooks] == [True, False]
+    assert "Payments-2" in repo.forge.hooks[-1]["text"]
 
 
 def test_the_gitlab_apply_refuses_a_used_plan_and_skips_when_nothing_changed(

@@ -339,6 +339,7 @@ class CommentsApi:
     url: str
     token: str
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    hooks: list[dict[str, Any]] = field(default_factory=list)  # webhook bodies (POST /hook)
     requests: list[str] = field(default_factory=list)
 
 
@@ -374,10 +375,13 @@ def comments_api(token: str) -> Iterator[CommentsApi]:
             path, _, query = self.path.partition("?")
             state.requests.append(f"{self.command} {path}")
             paging = dict(pair.split("=", 1) for pair in query.split("&") if "=" in pair)
-            if not self._authorised():
+            if not self._authorised() and path != "/hook":
                 return self._answer(401, {"message": "Bad credentials"})
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
+            if path == "/hook" and self.command == "POST":
+                state.hooks.append(body)
+                return self._answer(200, {"ok": True})
             listing = _GITHUB_LIST.search(path) or _GITLAB_LIST.search(path)
             one = _GITHUB_ONE.search(path) or _GITLAB_ONE.search(path)
             if listing and self.command == "GET":
