@@ -199,6 +199,38 @@ def test_the_hook_passes_a_valid_manifest_and_stops_an_invalid_one(tmp_path: Pat
     assert "Traceback" not in stopped.stderr
 
 
+def test_pre_commit_runs_the_hook_from_this_repository() -> None:
+    """The real pre-commit, as a user's repository runs it: ``try-repo`` installs this
+    repository in a fresh environment (pip, offline from the local index here) and runs the
+    hook over a repository holding a manifest in ``site/``: passed, then stopped (exit 1)
+    once the manifest is broken. (Outside pytest's temporary tree: the installed package
+    carries the sandbox's well-known demo keys.)"""
+    with tempfile.TemporaryDirectory(prefix="reconciler-pre-commit-") as scratch:
+        home, user_repo = Path(scratch) / "home", Path(scratch) / "repo"
+        shutil.copytree(REPO / "examples", user_repo / "site", ignore=shutil.ignore_patterns(".*"))
+        env = {**os.environ, "PRE_COMMIT_HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull}
+        git = ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci"]
+
+        def hook() -> subprocess.CompletedProcess[str]:
+            subprocess.run([*git, "add", "-A"], cwd=user_repo, check=True)
+            return subprocess.run(
+                [sys.executable, "-m", "pre_commit", "try-repo", str(REPO),
+                 "reconciler-validate", "--all-files"],
+                cwd=user_repo, env=env, capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+
+        subprocess.run([*git, "init", "-q"], cwd=user_repo, check=True)
+        passed = hook()
+        assert passed.returncode == 0, passed.stdout + passed.stderr
+        assert re.search(r"reconciler validate\.+Passed", passed.stdout), passed.stdout
+        manifest = user_repo / "site" / "site.yaml"
+        manifest.write_text(manifest.read_text().replace("version: 1", "version: 99", 1))
+        stopped = hook()
+        assert stopped.returncode == EXIT_ERROR, stopped.stdout + stopped.stderr
+        assert re.search(r"reconciler validate\.+Failed", stopped.stdout)
+        assert re.search(r"site/site\.yaml:\d+:\d+: error: `version` must be 1", stopped.stdout)
+
+
 # --- the documentation ----------------------------------------------------------------------
 
 CI_DOC = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
