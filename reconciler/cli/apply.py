@@ -18,6 +18,7 @@ from reconciler.cli.options import (
     locking_site_options,
     replace_option,
     show_unmanaged_option,
+    target_options,
 )
 from reconciler.cli.plan import warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
@@ -115,6 +116,7 @@ def _resume_command(source: tuple[Path, ...], review: TerminalReview) -> str:
 )
 @assume_no_groups_option
 @changed_option
+@target_options
 @show_unmanaged_option
 def apply(
     source: tuple[Path, ...],
@@ -124,6 +126,8 @@ def apply(
     force: bool,
     assume_no_groups: bool,
     changed: bool,
+    targets: tuple[str, ...],
+    excludes: tuple[str, ...],
     show_unmanaged: bool,
 ) -> int:
     """Change the site to match the manifest, or apply a saved plan exactly.
@@ -140,7 +144,11 @@ def apply(
     """
     if replace and _is_plan_file(source):
         raise click.UsageError("--replace belongs to the plan: make a new plan with it.")
-    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
+    if (targets or excludes) and _is_plan_file(source):
+        raise click.UsageError(
+            "--target/--exclude belong to the plan: a saved plan applies only its own actions."
+        )
+    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
     progress = TerminalProgress(verbose=site_opts.verbose)
     review = TerminalReview(
         progress,

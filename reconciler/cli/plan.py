@@ -19,6 +19,7 @@ from reconciler.cli.options import (
     replace_option,
     show_unmanaged_option,
     site_options,
+    target_options,
 )
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.target import locate_manifest, open_site
@@ -88,6 +89,7 @@ DRIFT_EPILOG = epilog(
 )
 @assume_no_groups_option
 @changed_option
+@target_options
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
@@ -103,6 +105,8 @@ def plan(
     force: bool,
     assume_no_groups: bool,
     changed: bool,
+    targets: tuple[str, ...],
+    excludes: tuple[str, ...],
     detailed_exitcode: bool,
     show_unmanaged: bool,
 ) -> int:
@@ -113,7 +117,7 @@ def plan(
     planned only for workspaces the tool manages, when policy.prune is true and no protect
     pattern matches; changing root_access or overrides needs --replace NAME.
     """
-    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
+    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
     result = asyncio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
     listed = site_opts.lists_unmanaged(show_unmanaged)
@@ -133,19 +137,30 @@ def plan(
 @site_options
 @format_option(DRIFT_FORMATS)
 @show_unmanaged_option
-def drift(paths: tuple[str, ...], site_opts: SiteOptions, fmt: str, show_unmanaged: bool) -> int:
+@target_options
+def drift(
+    paths: tuple[str, ...],
+    site_opts: SiteOptions,
+    fmt: str,
+    show_unmanaged: bool,
+    targets: tuple[str, ...],
+    excludes: tuple[str, ...],
+) -> int:
     """Report what differs between the site and the manifest, by category.
 
     Lists missing, extra, changed, needs-replacement, unmanaged and unobservable items
-    separately. Exit 0 when the site is in sync, 2 when it has drifted, 1 on error.
+    separately. Exit 0 when the site is in sync, 2 when it has drifted, 1 on error. With
+    --target/--exclude only the selected objects are read and reported (unmanaged objects
+    are not listed then).
     """
+    options = PlanOptions(targets=targets, excludes=excludes)
 
     async def run() -> dict[str, object]:
         manifest = load_desired(paths)
         target = locate_manifest(site_opts, paths, manifest.desired)
         with TerminalProgress(verbose=site_opts.verbose) as progress:
             async with open_site(site_opts, target, progress, command="drift") as site:
-                return await workflow.drift(manifest, site)
+                return await workflow.drift(manifest, site, options)
 
     report = asyncio.run(run())
     listed = site_opts.lists_unmanaged(show_unmanaged)

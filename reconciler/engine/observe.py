@@ -29,6 +29,7 @@ from reconciler.engine.scope import (
     widen,
 )
 from reconciler.engine.snapshot import desired_to_data
+from reconciler.engine.targets import Selection, narrowed, selected
 from reconciler.engine.users import Resolution, UserDirectory, lookups, resolve_references
 from reconciler.errors import ManifestError
 from reconciler.model import DesiredSite, LiveSite, LiveUser
@@ -108,7 +109,18 @@ class Observation:
 async def observe(
     desired: DesiredSite, site: Site, records: Records, options: PlanOptions
 ) -> Observation:
-    """Read and compare: the whole site, or (``options.changed``) the touched set only."""
+    """Read and compare: the whole site, or (``options.changed``) the touched set only, or
+    (``--target``/``--exclude``) the selected objects only."""
+    selection = Selection(options.targets, options.excludes)
+    if selection:
+        targeted = selected(desired, records, selection)
+        if options.changed:
+            changed = touched(desired, records)
+            if changed is None:
+                seen = await _observe_scoped(desired, site, records, targeted)
+                return _with_notices(seen, TARGET_NOT_NARROWED)
+            targeted = narrowed(changed, targeted)
+        return await _observe_scoped(desired, site, records, targeted)
     if options.changed:
         scope = touched(desired, records)
         if scope is not None:
@@ -173,6 +185,11 @@ def compare_live(
     )
 
 
+TARGET_NOT_NARROWED = (
+    "--changed: the records hold no account of what was last applied, so everything the "
+    "target selects is planned, changed or not."
+)
+
 MAX_SCOPED_LOOKUPS = 250
 """Past this many references to look up, one read of the whole user list is cheaper: searches
 go out concurrently (a round trip per eight), the user list one page after another."""
@@ -200,7 +217,7 @@ async def _observe_scoped(
         all_users=all_users,
         who_am_i=deleting_users,
     )
-    wide, looked = _widened(scope, live, records), set(texts)
+    wide, looked = _widened(scope, live, records).within(), set(texts)
     for _ in range(3):  # each round may pull in objects whose references then need looking up
         added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
         if added:
@@ -209,7 +226,7 @@ async def _observe_scoped(
         if more and not all_users:
             live = replace(live, users=live.users + await reader.look_up(more))
         looked |= more
-        pulled = _moved_references(desired, wide, live, records)
+        pulled = _moved_references(desired, wide, live, records).within()
         if pulled == wide:
             break
         wide = pulled

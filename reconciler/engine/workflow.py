@@ -101,9 +101,12 @@ async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Pla
     return plan
 
 
-async def drift(manifest: Manifest, site: Site) -> dict[str, object]:
-    """What differs between the site and the manifest, by category: always a full read."""
-    return drift_report(await make_plan(manifest, site, PlanOptions()))
+async def drift(
+    manifest: Manifest, site: Site, options: PlanOptions | None = None
+) -> dict[str, object]:
+    """What differs between the site and the manifest, by category: a full read, unless
+    ``options`` target some objects (``--target``/``--exclude``)."""
+    return drift_report(await make_plan(manifest, site, options or PlanOptions()))
 
 
 def save_plan(plan: Plan, site: Site) -> str:
@@ -178,6 +181,8 @@ async def apply_saved(
         saved.options.force or overrides.force,
         saved.options.assume_no_groups or overrides.assume_no_groups,
         saved.options.changed,
+        saved.options.targets,
+        saved.options.excludes,
     )
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)
