@@ -19,7 +19,8 @@ from reconciler.engine.pending import settle
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
-from reconciler.engine.records import Records
+from reconciler.engine.records import Records, reduce
+from reconciler.engine.renames import moved_events, record_moves, still_called, with_old_names
 from reconciler.engine.scope import (
     FULL_PLAN_NOTICE,
     Scope,
@@ -137,7 +138,7 @@ async def _observe_full(desired: DesiredSite, site: Site, records: Records) -> O
 
     wall, cpu = time.perf_counter(), time.process_time()
     live = await LiveReader(site.client, site.progress).read(
-        [ws.name for ws in desired.workspaces],
+        with_old_names(desired, [ws.name for ws in desired.workspaces]),
         fallback,
         who_am_i=bool(desired.users or records.users),
     )
@@ -155,6 +156,8 @@ def compare_live(
     """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
     settled, learnt = settle(records, live)
     compared = desired if scope is None else scoped_site(desired, scope)
+    moves = [m for m in record_moves(desired, settled, live) if _in(scope, m.kind, m.new)]
+    settled = reduce(settled, moved_events(moves))
     directory = UserDirectory.of(live.users)
     resolution = resolve_references(compared, directory)
     if resolution.unknown or resolution.ambiguous:
@@ -170,7 +173,10 @@ def compare_live(
             comparison.notes,
             comparison.users,
         )
-    notices = (scope.describe(),) if scope is not None else ()
+    notices: tuple[str, ...] = (scope.describe(),) if scope is not None else ()
+    notices += tuple(move.notice() for move in moves) or still_called(
+        compared, live, settled, moves
+    )
     return Observation(
         compared,
         live,
@@ -189,6 +195,11 @@ TARGET_NOT_NARROWED = (
     "--changed: the records hold no account of what was last applied, so everything the "
     "target selects is planned, changed or not."
 )
+
+
+def _in(scope: Scope | None, kind: str, name: str) -> bool:
+    return scope is None or scope.holds(kind, name)
+
 
 MAX_SCOPED_LOOKUPS = 250
 """Past this many references to look up, one read of the whole user list is cheaper: searches
@@ -210,7 +221,7 @@ async def _observe_scoped(
     texts = lookups(scoped_site(desired, scope))
     all_users = deleting_users or len(texts) > MAX_SCOPED_LOOKUPS
     live = await reader.read_scoped(
-        scope.workspaces,
+        with_old_names(desired, scope.workspaces),
         (),
         searches=() if all_users else texts,
         locations=bool(managed_groups) or bool(scope.groups),
@@ -221,7 +232,7 @@ async def _observe_scoped(
     for _ in range(3):  # each round may pull in objects whose references then need looking up
         added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
         if added:
-            live = await reader.with_details(live, added)
+            live = await reader.with_details(live, with_old_names(desired, added))
         more = lookups(scoped_site(desired, wide)) - looked
         if more and not all_users:
             live = replace(live, users=live.users + await reader.look_up(more))

@@ -42,7 +42,7 @@ def _digest(form: dict[str, Any]) -> str:
 _declared = codec.converter.copy()
 _declared.register_unstructure_hook(UserRef, lambda ref: ref.text)  # the reference, not where
 
-NOT_DECLARED = ("name", "username", "source", "team")
+NOT_DECLARED = ("name", "username", "source", "team", "previously")
 """Fields that say which object it is and where it was written, not what it should be."""
 
 

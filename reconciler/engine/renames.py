@@ -1,0 +1,186 @@
+"""Renames in the manifest (``previously: [Old Name]``): keep the object, move the records.
+
+The site's API cannot rename a workspace, a group or a user. Without help, renaming one in
+the manifest reads as "delete Old, create New": a workspace's files would be destroyed. So a
+workspace, group or user may say what it was called before, as peribolos does, and:
+
+* when the tool's records hold the old name and the site still has that object (by its
+  recorded ID, under the old name or already under the new one), the records move to the new
+  name (``RecordMoved``): nothing is deleted or created. **The site keeps the old name** --
+  the API has no way to change it -- until a person renames it in the web app; the tool follows
+  the object by its ID either way, compares and changes it under the manifest's new name, and
+  the plan says so (``moved_notice``);
+* a plan that would still delete an old name and create a new one that says ``previously``
+  of it (the records could not be moved: the new name has records of its own, or the site's
+  object is gone) is refused: that is exactly the destruction ``previously`` exists to
+  prevent (``rename_guards``).
+
+``reconciler state mv KIND OLD NEW`` moves a record by hand, with the same event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from reconciler.engine.records import Event, Records, Tables
+from reconciler.model import DesiredSite, LiveSite
+
+Kind = Literal["workspace", "group", "user"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMoved(Event):
+    """The record of ``old`` is now the record of ``new``: the same site object, renamed in the
+    manifest (``previously``) or by ``state mv``. The site is not changed."""
+
+    kind: Kind
+    old: str
+    new: str
+
+    def fold(self, tables: Tables) -> None:
+        table: dict[str, Any] = getattr(tables, f"{self.kind}s")
+        record = table.get(self.old)
+        if record is None or self.new in table:
+            return
+        table[self.new] = table.pop(self.old)
+        digests = tables.digests
+        if (old_key := f"{self.kind}:{self.old}") in digests:
+            del digests[old_key]  # the new name is compared afresh
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A record the manifest's ``previously`` moves, and what the site calls the object."""
+
+    kind: Kind
+    old: str
+    new: str
+    object_id: int
+    site_name: str | None  # None: the site does not list it (groups on some sites)
+
+    def notice(self) -> str:
+        what = {"workspace": "Workspace", "group": "User group", "user": "User"}[self.kind]
+        if self.site_name == self.new:
+            return (
+                f'{what} "{self.new}" (previously "{self.old}", ID {self.object_id}): the '
+                "tool's records move to the new name; the site already calls it by it."
+            )
+        called = f'"{self.site_name}"' if self.site_name else f'"{self.old}" (as recorded)'
+        return (
+            f'{what} "{self.new}" (previously "{self.old}", ID {self.object_id}): the tool\'s '
+            "records move to the new name; nothing is deleted or created. The site's API "
+            f"cannot rename, so the site keeps calling it {called} until someone renames it "
+            "in the web app; the tool follows it by ID either way."
+        )
+
+
+def _declared(desired: DesiredSite) -> Iterator[tuple[Kind, str, tuple[str, ...]]]:
+    for ws in desired.workspaces:
+        yield "workspace", ws.name, ws.previously
+    for group in desired.groups:
+        yield "group", group.name, group.previously
+    for user in desired.users:
+        yield "user", user.username, user.previously
+
+
+def record_moves(desired: DesiredSite, records: Records, live: LiveSite) -> list[Move]:
+    """The records that ``previously`` moves: the new name has no record, an old one does
+    (managed, no longer declared), and the site still has that object under its ID (named
+    the old or the new name) -- or cannot say (groups on a site that does not list them,
+    users outside a partial read)."""
+    declared = {(kind, name) for kind, name, _ in _declared(desired)}
+    live_names: dict[Kind, dict[int, str]] = {
+        "workspace": {ws.id: ws.name for ws in live.workspaces},
+        "group": {g.id: g.name for g in live.groups},
+        "user": {u.id: u.username for u in live.users},
+    }
+    complete = {"workspace": True, "group": live.groups_listed, "user": live.users_complete}
+    tables: dict[Kind, Any] = {
+        "workspace": records.workspaces,
+        "group": records.groups,
+        "user": records.users,
+    }
+    moves: list[Move] = []
+    taken: set[tuple[Kind, str]] = set()
+    for kind, name, previously in _declared(desired):
+        table = tables[kind]
+        if name in table:
+            continue
+        for old in previously:
+            record = table.get(old)
+            object_id = getattr(record, "id", None)
+            if record is None or not record.managed or object_id is None:
+                continue
+            if (kind, old) in declared or (kind, old) in taken:
+                continue
+            site_name = live_names[kind].get(object_id)
+            if site_name is None and complete[kind]:
+                continue  # gone from the site: nothing to keep
+            if site_name is not None and site_name not in (old, name):
+                continue  # renamed by hand to something else: the diff reports it
+            moves.append(Move(kind, old, name, object_id, site_name))
+            taken.add((kind, old))
+            break
+    return moves
+
+
+def moved_events(moves: list[Move]) -> list[Event]:
+    return [RecordMoved(m.kind, m.old, m.new) for m in moves]
+
+
+def with_old_names(desired: DesiredSite, names: Iterable[str]) -> list[str]:
+    """``names`` of workspaces and the names they had before: the site may still use one (a
+    workspace's details are read by the name the site lists)."""
+    wanted = set(names)
+    old = {n for ws in desired.workspaces if ws.name in wanted for n in ws.previously}
+    return sorted(wanted | old)
+
+
+def still_called(
+    desired: DesiredSite, live: LiveSite, records: Records, moves: list[Move]
+) -> tuple[str, ...]:
+    """A line for each declared workspace or group whose recorded object the site still calls
+    by an old name (its records moved before; the API cannot rename it)."""
+    if moves:
+        return ()
+    ids: dict[Kind, dict[int, str]] = {
+        "workspace": {ws.id: ws.name for ws in live.workspaces},
+        "group": {g.id: g.name for g in live.groups},
+    }
+    tables: dict[Kind, Any] = {"workspace": records.workspaces, "group": records.groups}
+    found = []
+    for kind, name, previously in _declared(desired):
+        record = tables[kind].get(name) if kind != "user" else None
+        called = ids[kind].get(getattr(record, "id", None) or -1) if kind != "user" else None
+        if called is not None and called != name and called in previously:
+            found.append(
+                f'The site still calls {kind} "{name}" by its old name "{called}" (the API '
+                "cannot rename it); rename it in the web app when convenient."
+            )
+    return tuple(found)
+
+
+def rename_guards(
+    renamed: Iterable[tuple[str, str, tuple[str, ...]]],
+    deleted: set[tuple[str, str]],
+    created: set[tuple[str, str]],
+) -> list[str]:
+    """Why a plan that deletes an old name and creates a new one that says ``previously`` of
+    it must not run: the rename would destroy the object (and a workspace's files).
+    ``renamed``: (kind, name, previously) of each declared object that has old names."""
+    found = []
+    for kind, name, previously in renamed:
+        if (kind, name) not in created:
+            continue
+        for old in previously:
+            if (kind, old) in deleted:
+                found.append(
+                    f'{kind} "{old}" would be deleted and "{name}" created, though "{name}" '
+                    f'says it was previously "{old}": a rename must keep the object, and the '
+                    f"records could not be moved (`reconciler state show` says why; `reconciler "
+                    f'state mv {kind} "{old}" "{name}"` moves them by hand; or drop '
+                    "`previously` to really delete and create)"
+                )
+    return found
