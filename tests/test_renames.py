@@ -154,3 +154,34 @@ def test_a_plan_of_a_rename_detailed_exitcode_counts_the_writes_only(site: Loopb
     assert "records move to the new name" in plan.stdout
     assert site.run("apply", "site.yaml", "--auto-approve").returncode == EXIT_OK
     assert "Counsel" in records(site)["workspaces"]
+
+
+def test_state_mv_moves_one_record_in_one_version(site: LoopbackSite) -> None:
+    site.write_manifest("site.yaml", BEFORE)
+    assert site.run("apply", "site.yaml", "--auto-approve").returncode == EXIT_OK
+    legal = site.workspaces()["Legal"]["id"]
+    versions = len(site.run("state", "history", "site.yaml").stdout.splitlines())
+
+    moved = site.run("state", "mv", "workspace", "Legal", "Counsel", "site.yaml")
+    assert moved.returncode == EXIT_OK, moved.stderr
+    assert 'Moved the record of workspace "Legal" to "Counsel"' in moved.stdout
+    kept = records(site)["workspaces"]
+    assert kept["Counsel"]["id"] == legal and "Legal" not in kept
+    history = site.run("state", "history", "site.yaml").stdout
+    assert len(history.splitlines()) == versions + 1
+    assert 'moved the record of workspace "Legal" to "Counsel"' in history
+
+    # the manifest renamed without `previously`: the moved record keeps the workspace
+    renamed = {
+        **BEFORE,
+        "workspaces": [{"name": "Counsel", "users": ["frank"]}, BEFORE["workspaces"][1]],
+    }
+    site.write_manifest("site.yaml", renamed)
+    plan = plan_json(site)
+    assert not [c for c in plan["changes"] if c["action"] in ("create", "delete")], plan["changes"]
+
+    missing = site.run("state", "mv", "workspace", "Nope", "Other", "site.yaml")
+    assert missing.returncode == 1 and 'No workspace "Nope" is recorded' in missing.stderr
+    taken = site.run("state", "mv", "workspace", "Counsel", "Marketing", "site.yaml")
+    assert taken.returncode == 1 and 'A workspace "Marketing" is recorded already' in taken.stderr
+    assert "state forget workspace" in taken.stderr

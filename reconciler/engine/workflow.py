@@ -29,6 +29,7 @@ from reconciler.engine.plan_file import PlanFile, seal, unseal
 from reconciler.engine.plan_key import sealing_key
 from reconciler.engine.policy import recorded_policy, strictest
 from reconciler.engine.records import Forgotten, PlanApplied, PolicyApplied, Records, reduce
+from reconciler.engine.renames import RecordMoved
 from reconciler.engine.safety import RunCheck
 from reconciler.engine.saved import still_needed
 from reconciler.engine.snapshot import desired_from_data, policy_to_data
@@ -396,6 +397,35 @@ def forget(
         state.save(reduce(state.records, [Forgotten(kind, name)]), f'forgot {kind} "{name}"')
 
 
+def move(
+    store: RecordStore,
+    holder: Holder,
+    kind: Literal["workspace", "group", "user"],
+    old: str,
+    new: str,
+    *,
+    wait_seconds: float = 0.0,
+) -> None:
+    """Move the record of ``old`` to ``new`` (``state mv``): the same site object under the
+    manifest's new name. One saved version, under the lock; the site is not changed."""
+    with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
+        table = getattr(state.records, f"{kind}s")
+        if old not in table:
+            raise ReconcilerError(
+                f'No {kind} "{old}" is recorded for {store.site} in {store.location}.',
+                hint="`reconciler state show` lists what is recorded.",
+            )
+        if new in table:
+            raise ReconcilerError(
+                f'A {kind} "{new}" is recorded already (ID {table[new].id}): a record cannot '
+                "move onto another one.",
+                hint="If that record is wrong, drop it first: "
+                f'reconciler state forget {kind} "{new}"',
+            )
+        moved = reduce(state.records, [RecordMoved(kind, old, new)])
+        state.save(moved, f'moved the record of {kind} "{old}" to "{new}"')
+
+
 async def export(site: Site, *, users: bool = False) -> Export:
     """A manifest of the live site, with the records' facts where the site cannot tell."""
     from reconciler.engine.export import export_site
@@ -420,5 +450,6 @@ __all__ = [
     "export",
     "forget",
     "make_plan",
+    "move",
     "save_plan",
 ]
