@@ -90,20 +90,33 @@ def test_a_rename_with_previously_moves_the_records_and_keeps_the_objects(
     assert site.run("drift", "site.yaml").returncode == EXIT_OK
 
 
-def test_without_previously_a_rename_deletes_and_creates(site: LoopbackSite) -> None:
-    """What ``previously`` prevents (the regression the feature exists for)."""
+def test_a_rename_without_previously_warns_that_files_would_be_destroyed(
+    site: LoopbackSite,
+) -> None:
+    """What ``previously`` prevents: the plan deletes Legal and creates Counsel, the same
+    users and settings under another name, and says it looks like a rename."""
     site.write_manifest("site.yaml", BEFORE)
     assert site.run("apply", "site.yaml", "--auto-approve").returncode == EXIT_OK
     plain = {
-        **AFTER,
-        "workspaces": [
-            {k: v for k, v in ws.items() if k != "previously"} for ws in AFTER["workspaces"]
-        ],
+        **BEFORE,
+        "workspaces": [{"name": "Counsel", "users": ["frank"]}, BEFORE["workspaces"][1]],
     }
     site.write_manifest("site.yaml", plain)
     plan = plan_json(site)
     actions = {(c["name"], c["action"]) for c in plan["changes"]}
     assert {("Counsel", "create"), ("Legal", "delete")} <= actions
+    (warning,) = [w for w in plan["warnings"] if "looks like a rename" in w]
+    assert 'workspace "Legal" is deleted and "Counsel" created' in warning
+    assert "files would be destroyed" in warning and 'previously: ["Legal"]' in warning
+    text = site.run("plan", "site.yaml")
+    assert "looks like a rename; files would be destroyed" in text.stdout + text.stderr
+
+    other = {
+        **plain,
+        "workspaces": [{"name": "Counsel", "users": ["heidi"]}, BEFORE["workspaces"][1]],
+    }
+    site.write_manifest("site.yaml", other)  # other users: a new workspace, no warning
+    assert not [w for w in plan_json(site)["warnings"] if "looks like a rename" in w]
 
 
 def test_delete_and_create_of_a_previously_name_is_refused(site: LoopbackSite) -> None:

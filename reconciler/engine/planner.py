@@ -45,7 +45,7 @@ from reconciler.engine.plan import (
     PlanOptions,
 )
 from reconciler.engine.records import Records
-from reconciler.engine.renames import rename_guards
+from reconciler.engine.renames import lookalike_warnings, rename_problems
 from reconciler.engine.safety import (
     guard_problems,
     manifest_objects,
@@ -428,19 +428,6 @@ def _notices(actions: list[WriteAction], records: Records, context: PlanContext)
     return notices
 
 
-def _rename_guards(comparison: Comparison, changes: Iterable[Change]) -> list[str]:
-    """A delete of an old name and a create of a new one that says ``previously`` of it."""
-    renamed = [
-        *(("workspace", d.name, d.desired.previously) for d in comparison.workspaces if d.desired),
-        *(("group", d.name, d.desired.previously) for d in comparison.groups if d.desired),
-        *(("user", d.username, d.desired.previously) for d in comparison.users if d.desired),
-    ]
-    done: list[tuple[str, str, str]] = [(c.kind, c.name, c.action) for c in changes]
-    deleted = {(kind, name) for kind, name, action in done if action == "delete"}
-    created = {(kind, name) for kind, name, action in done if action in ("create", "replace")}
-    return rename_guards(renamed, deleted, created)
-
-
 def build_plan(
     comparison: Comparison,
     live: LiveSite,
@@ -460,7 +447,7 @@ def build_plan(
     builder.deletions(comparison.workspaces, comparison.groups)
     actions = sorted(builder.actions, key=lambda action: PHASES.index(action.phase))
     touched = {obj for action in actions for obj in action.touches()}
-    renaming = _rename_guards(comparison, builder.changes)
+    renaming = rename_problems(comparison, builder.changes)
     users = {u for action in actions for u in action.named_users() if isinstance(u, int)}
     return Plan(
         context=context,
@@ -470,7 +457,12 @@ def build_plan(
         kept=tuple(builder.kept),
         unmanaged=comparison.unmanaged,
         unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.workspaces)),
-        warnings=(*warnings, *comparison.conflicts, *builder.warnings),
+        warnings=(
+            *warnings,
+            *comparison.conflicts,
+            *builder.warnings,
+            *lookalike_warnings(comparison, builder.changes),
+        ),
         notices=(*notices, *_notices(actions, records, context)),
         guards=tuple(
             guard_problems(

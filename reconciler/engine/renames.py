@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reconciler.engine.diff import Comparison, WorkspaceDiff
+from reconciler.engine.plan import Change
 from reconciler.engine.records import Event, Records, Tables
 from reconciler.model import DesiredSite, LiveSite
 
@@ -184,3 +186,82 @@ def rename_guards(
                     "`previously` to really delete and create)"
                 )
     return found
+
+
+def _content(diff: WorkspaceDiff) -> tuple[Any, ...] | None:
+    """What a deleted workspace holds besides its files: its users and settings, as the site
+    shows them or else as the records know them (None: not enough is known to compare)."""
+    live, record = diff.live, diff.record
+    if live is None or record is None:
+        return None
+    if live.details_observed:
+        return (
+            live.users,
+            live.permissions or None,
+            live.notifications or None,
+            record.root_access,
+        )
+    if record.permissions is None or record.notifications is None:
+        return None
+    return (
+        record.members,
+        record.permissions.value,
+        record.notifications.value,
+        record.root_access,
+    )
+
+
+def looks_like_renames(
+    workspaces: Iterable[WorkspaceDiff],
+    deleted: set[tuple[str, str]],
+    created: set[tuple[str, str]],
+) -> list[str]:
+    """Warnings for each workspace deleted while another with the same users and settings is
+    created under another name: most likely a rename, which would destroy the files."""
+    gone: dict[str, tuple[Any, ...]] = {}
+    new: list[WorkspaceDiff] = []
+    for diff in workspaces:
+        if ("workspace", diff.name) in deleted and (content := _content(diff)) is not None:
+            gone[diff.name] = content
+        elif ("workspace", diff.name) in created and diff.desired is not None:
+            new.append(diff)
+    found = []
+    for diff in new:
+        want = diff.desired
+        assert want is not None
+        for old, (users, permissions, notifications, root) in gone.items():
+            same = (
+                users == diff.desired_users
+                and permissions == want.permissions
+                and notifications == want.notifications
+                and (root is None or root.value == want.root_access)
+            )
+            if same and old not in want.previously:
+                found.append(
+                    f'workspace "{old}" is deleted and "{diff.name}" created with the same users '
+                    "and settings: this looks like a rename; files would be destroyed. If it is "
+                    f'one, write `previously: ["{old}"]` on "{diff.name}": the records then move '
+                    "to the new name and nothing is deleted (the API cannot rename)."
+                )
+    return found
+
+
+def rename_problems(comparison: Comparison, changes: Iterable[Change]) -> list[str]:
+    """A delete of an old name and a create of a new one that says ``previously`` of it."""
+    renamed = [
+        *(("workspace", d.name, d.desired.previously) for d in comparison.workspaces if d.desired),
+        *(("group", d.name, d.desired.previously) for d in comparison.groups if d.desired),
+        *(("user", d.username, d.desired.previously) for d in comparison.users if d.desired),
+    ]
+    done: list[tuple[str, str, str]] = [(c.kind, c.name, c.action) for c in changes]
+    deleted = {(kind, name) for kind, name, action in done if action == "delete"}
+    created = {(kind, name) for kind, name, action in done if action in ("create", "replace")}
+    return rename_guards(renamed, deleted, created)
+
+
+def lookalike_warnings(comparison: Comparison, changes: Iterable[Change]) -> list[str]:
+    """A workspace deleted and another of the same content created: a rename, most likely."""
+    done: list[tuple[str, str, str]] = [(c.kind, c.name, c.action) for c in changes]
+    deleted = {(kind, name) for kind, name, action in done if action == "delete"}
+    created = {(kind, name) for kind, name, action in done if action == "create"}
+    return looks_like_renames(comparison.workspaces, deleted, created)
