@@ -21,7 +21,7 @@ BEFORE: dict[str, Any] = {
     "version": 1,
     "workspaces": [
         {"name": "Legal", "users": ["frank"]},
-        {"name": "Marketing", "users": ["ivan"]},
+        {"name": "Marketing", "users": ["ivan", "nina"]},
     ],
     "groups": [{"name": "crew", "members": ["alice"]}],
     "users": [{"username": "nina", "email": "nina@acme.example", **NAMES}],
@@ -32,7 +32,7 @@ AFTER: dict[str, Any] = {
     **BEFORE,
     "workspaces": [
         {"name": "Counsel", "users": ["frank", "heidi"], "previously": ["Legal"]},
-        {"name": "Marketing", "users": ["ivan"]},
+        {"name": "Marketing", "users": ["ivan", "nina.r"]},  # the new username: the same user
     ],
     "groups": [{"name": "team", "members": ["alice"], "previously": ["crew"]}],
     "users": [

@@ -20,7 +20,13 @@ from reconciler.engine.plan import Plan, PlanContext, PlanOptions
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
 from reconciler.engine.records import Records, reduce
-from reconciler.engine.renames import moved_events, record_moves, still_called, with_old_names
+from reconciler.engine.renames import (
+    moved_events,
+    record_moves,
+    renamed_users,
+    still_called,
+    with_old_names,
+)
 from reconciler.engine.scope import (
     FULL_PLAN_NOTICE,
     Scope,
@@ -159,7 +165,7 @@ def compare_live(
     moves = [m for m in record_moves(desired, settled, live) if _in(scope, m.kind, m.new)]
     settled = reduce(settled, moved_events(moves))
     directory = UserDirectory.of(live.users)
-    resolution = resolve_references(compared, directory)
+    resolution = renamed_users(resolve_references(compared, directory), desired, settled, live)
     if resolution.unknown or resolution.ambiguous:
         raise UnknownUsers(resolution)
     base = settled if scope is None else scoped_records(settled, scope)

@@ -21,12 +21,13 @@ workspace, group or user may say what it was called before, as peribolos does, a
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from reconciler.engine.diff import Comparison, WorkspaceDiff
 from reconciler.engine.plan import Change
 from reconciler.engine.records import Event, Records, Tables
+from reconciler.engine.users import Resolution
 from reconciler.model import DesiredSite, LiveSite
 
 Kind = Literal["workspace", "group", "user"]
@@ -265,3 +266,24 @@ def lookalike_warnings(comparison: Comparison, changes: Iterable[Change]) -> lis
     deleted = {(kind, name) for kind, name, action in done if action == "delete"}
     created = {(kind, name) for kind, name, action in done if action == "create"}
     return looks_like_renames(comparison.workspaces, deleted, created)
+
+
+def renamed_users(
+    resolution: Resolution, desired: DesiredSite, records: Records, live: LiveSite
+) -> Resolution:
+    """``resolution`` with references to a renamed user's new username bound to the site's
+    user, which keeps the old username (the API cannot rename): never a user to create."""
+    by_id = {user.id: user for user in live.users}
+    aliases: dict[str, int] = {}
+    for user in desired.users:
+        record = records.users.get(user.username)
+        found = by_id.get(record.id) if record is not None else None
+        if found is not None and found.username in user.previously:
+            aliases[user.username.casefold()] = found.id
+    bound = {
+        text: aliases[text.casefold()] for text in resolution.new if text.casefold() in aliases
+    }
+    if not bound:
+        return resolution
+    new = {text: name for text, name in resolution.new.items() if text not in bound}
+    return replace(resolution, ids={**resolution.ids, **bound}, new=new)
