@@ -15,8 +15,9 @@ from tests.test_cli_hints import ROOT, command_at, commands, help_text
 EXIT_CODES = {
     ("validate",): {0, 1},
     ("plan",): {0, 1, 2},
-    ("apply",): {0, 1, 3, 4, 130},
+    ("apply",): {0, 1, 2, 3, 4, 130},  # 2: with --detailed-exitcode, changed
     ("drift",): {0, 1, 2},
+    ("show",): {0, 1, 3},
     ("export",): {0, 1, 4},
     ("adopt",): {0, 1, 4},
     ("schema",): {0},

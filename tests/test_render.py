@@ -12,7 +12,7 @@ from reconciler.engine.plan import Plan
 from reconciler.engine.plan_file import read_plan_file, seal, unseal
 from reconciler.errors import RefusedForSafety
 from reconciler.render.drift import render_drift_markdown, render_drift_text
-from reconciler.render.markdown import MAX_COMMENT_CHARS, render_markdown
+from reconciler.render.markdown import MAX_PART_CHARS, markdown_parts, render_markdown
 from reconciler.render.text import render_text
 from tests.test_planner import CASES, plan_case
 
@@ -50,15 +50,16 @@ def test_markdown_puts_the_summary_first_and_details_in_collapsible_sections() -
     assert 'this plan deletes workspace "Old"' in markdown
 
 
-def test_markdown_of_a_huge_plan_is_trimmed_with_a_note() -> None:
+def test_markdown_of_a_huge_plan_is_split_into_comments_not_trimmed() -> None:
     workspaces = [{"name": f"Team {n:04}", "users": ["alice", "bob"]} for n in range(3000)]
     plan = plan_case({"desired": {"workspaces": workspaces}})
-    markdown = render_markdown(plan)
-    assert len(render_text(plan)) > MAX_COMMENT_CHARS  # the untrimmed plan would not fit
-    assert len(markdown) <= MAX_COMMENT_CHARS
-    assert "more lines trimmed to fit a comment" in markdown
-    assert markdown.count("```") % 2 == 0  # no fence left open
-    assert markdown.startswith("### site-reconciler plan")
+    parts = markdown_parts(plan)
+    assert len(render_text(plan)) > MAX_PART_CHARS  # the whole plan would not fit one comment
+    assert len(parts) > 1 and all(len(part) <= MAX_PART_CHARS for part in parts)
+    assert "trimmed" not in render_markdown(plan)
+    assert all(part.count("```") % 2 == 0 for part in parts)  # no fence left open
+    assert parts[0].splitlines()[1].startswith("### site-reconciler plan")
+    assert sum('workspace "Team 2999"' in part for part in parts) == 1
 
 
 KEY = b"k" * 32

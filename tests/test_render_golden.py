@@ -23,7 +23,7 @@ from reconciler.engine.drift import drift_report
 from reconciler.engine.plan import Plan
 from reconciler.render.drift import render_drift_json, render_drift_markdown, render_drift_text
 from reconciler.render.json import render_json
-from reconciler.render.markdown import render_markdown
+from reconciler.render.markdown import markdown_parts, render_markdown
 from reconciler.render.text import render_text
 from tests.test_planner import plan_case
 
@@ -33,6 +33,8 @@ REGENERATE = os.environ.get("RECONCILER_REGENERATE_GOLDEN") == "1"
 RENDERINGS: dict[str, Callable[[Plan], str]] = {
     "plan.txt": render_text,
     "plan.md": render_markdown,
+    # a comment limit this small splits the golden plan: numbered parts, summary first
+    "plan-parts.md": lambda plan: "".join(markdown_parts(plan, limit=1_800)),
     "plan.json": render_json,
     "drift.txt": lambda plan: render_drift_text(drift_report(plan)),
     "drift.md": lambda plan: render_drift_markdown(drift_report(plan)),

@@ -221,3 +221,12 @@ def test_the_readme_commands_run_as_written(tmp_path: Path) -> None:
     assert (tmp_path / "plan.json").exists()
     assert "Targeted (--exclude group:*)" in outputs[1]
     assert "Targeted (--target workspace:Legal): planned 1 of 14 objects" in outputs[2]
+
+
+def test_drift_notify_and_since_last_refuse_a_target(site: LoopbackSite) -> None:
+    """The report kept for --notify/--since-last is the whole site's: a targeted one would
+    call everything outside the target resolved."""
+    site.write_manifest("small.yaml", SMALL)
+    result = site.run("drift", "small.yaml", "--since-last", "--target", "Legal")
+    assert result.returncode != EXIT_OK
+    assert "do not combine with --target/--exclude" in result.stderr

@@ -40,6 +40,7 @@ COMMAND_MODULES = {
     "plan": "reconciler.cli.plan",
     "drift": "reconciler.cli.plan",
     "apply": "reconciler.cli.apply",
+    "show": "reconciler.cli.show",
     "export": "reconciler.cli.onboard",
     "adopt": "reconciler.cli.onboard",
     "state": "reconciler.cli.state",

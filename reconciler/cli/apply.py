@@ -15,6 +15,7 @@ from reconciler.cli.options import (
     SiteOptions,
     assume_no_groups_option,
     changed_option,
+    format_option,
     locking_site_options,
     replace_option,
     show_unmanaged_option,
@@ -26,20 +27,26 @@ from reconciler.cli.review import TerminalReview
 from reconciler.cli.target import check_plan_location, locate, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
-from reconciler.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, Interrupted
+from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, Interrupted
 from reconciler.render.apply import (
+    APPLY_FORMATS,
     INCOMPLETE_HINT,
     REFUSED_HINT,
+    Applied,
     interruption,
     notice_lines,
     problem_lines,
-    summary_line,
 )
 
 APPLY_EPILOG = epilog(
     [
-        (0, "the site was changed as planned, or there was nothing to change"),
+        (
+            0,
+            "the site was changed as planned, or there was nothing to change (with "
+            "--detailed-exitcode: there was nothing to change)",
+        ),
         (1, "error, or some changes failed: see the message; apply again converges"),
+        (2, "with --detailed-exitcode: the site was changed as planned"),
         (
             3,
             "refused for safety: a guard tripped (or a deletion, as it was to run); a stale, "
@@ -50,7 +57,7 @@ APPLY_EPILOG = epilog(
     ],
     [
         "reconciler apply examples/site.yaml --sandbox",
-        "reconciler apply plan.json site/ --auto-approve",
+        "reconciler apply plan.json site/ --auto-approve --format json --detailed-exitcode",
     ],
 )
 
@@ -118,6 +125,13 @@ def _resume_command(source: tuple[Path, ...], review: TerminalReview) -> str:
 @changed_option
 @target_options
 @show_unmanaged_option
+@format_option(APPLY_FORMATS)
+@click.option(
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 0 when there was nothing to change, 2 when the site was changed as planned; "
+    "errors keep 1, refusals 3, a locked site 4.",
+)
 def apply(
     source: tuple[Path, ...],
     site_opts: SiteOptions,
@@ -129,6 +143,8 @@ def apply(
     targets: tuple[str, ...],
     excludes: tuple[str, ...],
     show_unmanaged: bool,
+    fmt: str,
+    detailed_exitcode: bool,
 ) -> int:
     """Change the site to match the manifest, or apply a saved plan exactly.
 
@@ -141,6 +157,9 @@ def apply(
     exactly its actions (a stale plan is refused, exit 3), then applies only those, under the
     strictest of the plan's policy, this manifest's and the records' last applied one. An
     interrupted apply is safe to run again: it converges.
+
+    With --format json, stdout carries only the report of every action (done, failed with
+    the reason, skipped and why); the plan and the messages go to stderr.
     """
     if replace and _is_plan_file(source):
         raise click.UsageError("--replace belongs to the plan: make a new plan with it.")
@@ -155,6 +174,7 @@ def apply(
         color=site_opts.color,
         auto_approve=auto_approve,
         show_unmanaged=site_opts.lists_unmanaged(show_unmanaged),
+        plan_to_stderr=fmt != "text",
     )
     try:
         with progress:
@@ -171,13 +191,13 @@ def apply(
     warn_unused_replace(result.plan, replace)
     for line in result.learnt:
         click.echo(f"Note: {line}.", err=True)
-    if result.report is None:
-        return EXIT_OK
-    for line in notice_lines(result.report) + problem_lines(result.report):
-        click.echo(line, err=True)
-    click.echo("\n" + summary_line(result.report, stats))
-    if result.report.complete:
-        return EXIT_OK
+    applied = Applied(result.plan, result.report, stats, result.learnt)
+    if result.report is not None:
+        for line in notice_lines(result.report) + problem_lines(result.report):
+            click.echo(line, err=True)
+    click.echo(APPLY_FORMATS.render(applied, fmt), nl=False)
+    if result.report is None or result.report.complete:
+        return EXIT_CHANGES if detailed_exitcode and applied.changed else EXIT_OK
     if result.report.refused:
         click.echo(REFUSED_HINT, err=True)
         return EXIT_REFUSED

@@ -271,3 +271,13 @@ def target_options(command: F) -> F:
         "outside the target is read, changed or deleted (prune included); the plan lists "
         "what it left out.",
     )(command)
+
+
+comment_dir_option = click.option(
+    "--comment-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Also write the plan as pull-request comments: DIR/comment-1.md, comment-2.md, … "
+    "(each under 65,535 characters, the summary in the first; stale ones removed). Each "
+    "begins with a marker naming the site and records, so a job updates its comments.",
+)

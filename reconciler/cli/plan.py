@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import click
 
 from reconciler.cli import SITE_ERROR, cli, epilog
-from reconciler.cli.files import write_private_file
+from reconciler.cli.files import write_comments, write_private_file
 from reconciler.cli.follow_up import next_command
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
     assume_no_groups_option,
     changed_option,
+    comment_dir_option,
     format_option,
     replace_option,
     show_unmanaged_option,
@@ -24,9 +26,13 @@ from reconciler.cli.options import (
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.target import locate_manifest, open_site
 from reconciler.engine import workflow
+from reconciler.engine.drift_news import DriftNews, report_drift
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
+from reconciler.notify import check_webhook, send
 from reconciler.render.drift import DRIFT_FORMATS, render_drift
+from reconciler.render.markdown import markdown_parts
+from reconciler.render.notify import notification
 from reconciler.render.plans import PLAN_FORMATS, render_plan
 
 
@@ -59,14 +65,18 @@ PLAN_EPILOG = epilog(
     ],
     [
         "reconciler plan examples/site.yaml --sandbox",
-        "reconciler plan site/ --format markdown -o plan.json --detailed-exitcode > plan.md",
+        "reconciler plan site/ -o plan.json --detailed-exitcode --comment-dir comments/",
     ],
 )
 DRIFT_EPILOG = epilog(
-    [(0, "the site matches the manifest"), (1, SITE_ERROR), (2, "the site has drifted")],
+    [
+        (0, "the site matches the manifest"),
+        (1, SITE_ERROR + "; the --notify webhook failed (the report was printed)"),
+        (2, "the site has drifted"),
+    ],
     [
         "reconciler drift examples/site.yaml --sandbox",
-        "reconciler drift site/ --format markdown > drift.md",
+        "reconciler drift site/ --format markdown --notify https://hooks.example.com/T0/B0/x",
     ],
 )
 
@@ -81,6 +91,7 @@ DRIFT_EPILOG = epilog(
     help="Also save the plan (JSON, mode 600) for `reconciler apply PLAN.json`.",
 )
 @format_option(PLAN_FORMATS)
+@comment_dir_option
 @replace_option
 @click.option(
     "--force",
@@ -101,6 +112,7 @@ def plan(
     site_opts: SiteOptions,
     out: Path | None,
     fmt: str,
+    comment_dir: Path | None,
     replace: tuple[str, ...],
     force: bool,
     assume_no_groups: bool,
@@ -116,12 +128,19 @@ def plan(
     changed: this is the dry run. Deleting a workspace destroys its files, so deletions are
     planned only for workspaces the tool manages, when policy.prune is true and no protect
     pattern matches; changing root_access or overrides needs --replace NAME.
+
+    --format markdown is for a pull-request comment: it begins with a marker naming the site
+    and the records, so a job edits the comment it posted before; a plan over 65,535
+    characters comes in numbered parts, summary first, each beginning with its own marker
+    (--comment-dir writes them as one file each).
     """
     options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
     result = asyncio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
     listed = site_opts.lists_unmanaged(show_unmanaged)
     click.echo(render_plan(result, fmt, site_opts.color, listed), nl=False)
+    if comment_dir is not None:
+        write_comments(comment_dir, markdown_parts(result))
     if out is not None:
         # On stdout after a text plan; on stderr when stdout is JSON or Markdown for a program.
         click.echo(
@@ -138,6 +157,20 @@ def plan(
 @format_option(DRIFT_FORMATS)
 @show_unmanaged_option
 @target_options
+@click.option(
+    "--notify",
+    metavar="URL",
+    envvar="RECONCILER_NOTIFY_URL",
+    help="Also POST what is new since the last report to this webhook (JSON; its `text` is "
+    "a Slack-compatible message), and keep this report as the last one. Nothing new, "
+    "nothing sent. The URL is a secret: never printed (default: RECONCILER_NOTIFY_URL).",
+)
+@click.option(
+    "--since-last",
+    is_flag=True,
+    help="List only what is new since the last report kept in the records (and keep this "
+    "one as the last): what --notify would send.",
+)
 def drift(
     paths: tuple[str, ...],
     site_opts: SiteOptions,
@@ -145,24 +178,49 @@ def drift(
     show_unmanaged: bool,
     targets: tuple[str, ...],
     excludes: tuple[str, ...],
+    notify: str | None,
+    since_last: bool,
 ) -> int:
     """Report what differs between the site and the manifest, by category.
 
     Lists missing, extra, changed, needs-replacement, unmanaged and unobservable items
     separately. Exit 0 when the site is in sync, 2 when it has drifted, 1 on error. With
-    --target/--exclude only the selected objects are read and reported (unmanaged objects
-    are not listed then).
-    """
-    options = PlanOptions(targets=targets, excludes=excludes)
+    --notify or --since-last, the records keep the report, so the next one tells what is
+    new; a webhook that fails is exit 1 after the full report is printed, and the next run
+    sends the same items again.
 
-    async def run() -> dict[str, object]:
+    With --target/--exclude only the selected objects are read and reported (unmanaged
+    objects are not listed then); the kept report is the whole site's, so --notify and
+    --since-last are refused with them.
+    """
+    if (notify or since_last) and (targets or excludes):
+        raise click.UsageError(
+            "--notify/--since-last keep and compare whole-site reports: they do not combine "
+            "with --target/--exclude."
+        )
+    options = PlanOptions(targets=targets, excludes=excludes)
+    webhook = check_webhook(notify) if notify else None
+    listed = site_opts.lists_unmanaged(show_unmanaged)
+
+    async def show(news: DriftNews) -> None:
+        report = news.since_last() if since_last else news.report
+        click.echo(render_drift(report, fmt, site_opts.color, listed), nl=False)
+        if webhook is not None and (news.count or news.resolved):
+            await send(webhook, notification(news))
+
+    async def run() -> dict[str, Any]:
         manifest = load_desired(paths)
         target = locate_manifest(site_opts, paths, manifest.desired)
         with TerminalProgress(verbose=site_opts.verbose) as progress:
             async with open_site(site_opts, target, progress, command="drift") as site:
-                return await workflow.drift(manifest, site, options)
+                if webhook is None and not since_last:
+                    report = await workflow.drift(manifest, site, options)
+                    click.echo(render_drift(report, fmt, site_opts.color, listed), nl=False)
+                    return report
+                news, note = await report_drift(manifest, site, show)
+                if note:
+                    click.echo(f"Warning: {note}.", err=True)
+                return news.report
 
     report = asyncio.run(run())
-    listed = site_opts.lists_unmanaged(show_unmanaged)
-    click.echo(render_drift(report, fmt, site_opts.color, listed), nl=False)
     return EXIT_OK if report["in_sync"] else EXIT_CHANGES

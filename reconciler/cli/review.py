@@ -29,17 +29,20 @@ class TerminalReview:
         color: bool,
         auto_approve: bool,
         show_unmanaged: bool = False,
+        plan_to_stderr: bool = False,
     ) -> None:
         self.progress = progress
         self.color = color
         self.auto_approve = auto_approve
         self.show_unmanaged = show_unmanaged
+        self.plan_to_stderr = plan_to_stderr  # stdout is for a report a program reads
         self.approved: Plan | None = None  # the plan being carried out, once approved
         self.outcomes: list[Outcome] = []
 
     def show(self, plan: Plan) -> None:
         self.progress.finish()
-        click.echo(render_plan(plan, "text", self.color, self.show_unmanaged), nl=False)
+        text = render_plan(plan, "text", self.color, self.show_unmanaged)
+        click.echo(text, nl=False, err=self.plan_to_stderr)
 
     def approve(self, plan: Plan) -> None:
         if not self.auto_approve:

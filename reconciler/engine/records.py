@@ -90,6 +90,16 @@ class RecordedUser:
 
 
 @dataclass(frozen=True, slots=True)
+class DriftSeen:
+    """The last drift report a notification or ``drift --since-last`` went by: when, and a
+    short digest of each item it listed (``engine/drift_news.py``), so the next one says only
+    what is new. Digests, not the items: the records stay small on a site that drifts a lot."""
+
+    at: str
+    items: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Records:
     """Everything recorded for one site, keyed by object name as the manifest names them."""
 
@@ -110,6 +120,8 @@ class Records:
     policy: Mapping[str, Any] | None = None
     # Set by ``state migrate`` on the copy it left behind: where the records went, and when.
     moved_to: Mapping[str, str] | None = None
+    # The last drift report sent or shown with --notify / --since-last.
+    last_drift: DriftSeen | None = None
 
     @property
     def empty(self) -> bool:
@@ -132,8 +144,9 @@ class Records:
         """The records as the state backend stores them (one JSON document)."""
         kept = replace(self, applied_plans=self.applied_plans[-MAX_APPLIED_PLANS:])
         data: dict[str, Any] = {"format": RECORDS_FORMAT, **codec.to_data(kept)}
-        if data["moved_to"] is None:
-            del data["moved_to"]
+        for optional in ("moved_to", "last_drift"):  # absent unless set: older readers agree
+            if data[optional] is None:
+                del data[optional]
         return data
 
     @classmethod
@@ -175,6 +188,7 @@ class Tables:
         self.last_full_read = records.last_full_read
         self.policy = records.policy
         self.moved_to = records.moved_to
+        self.last_drift = records.last_drift
 
     def frozen(self) -> Records:
         return Records(
@@ -189,6 +203,7 @@ class Tables:
             self.last_full_read,
             self.policy,
             self.moved_to,
+            self.last_drift,
         )
 
 
@@ -226,6 +241,17 @@ class PolicyApplied(Event):
 
     def fold(self, tables: Tables) -> None:
         tables.policy = dict(self.policy)
+
+
+@dataclass(frozen=True, slots=True)
+class DriftReported(Event):
+    """A drift report was sent (``--notify``) or shown (``--since-last``): the next one
+    reports only what is not in this one."""
+
+    seen: DriftSeen
+
+    def fold(self, tables: Tables) -> None:
+        tables.last_drift = self.seen
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,33 @@ from __future__ import annotations
 from reconciler.engine.facts import describe_changes, fingerprints
 from reconciler.engine.observe import Observation
 from reconciler.engine.plan import Plan
+from reconciler.engine.plan_file import PlanFile, unseal
+from reconciler.engine.plan_key import PlanSecret, sealing_key
 from reconciler.engine.safety import declared_objects, guard_problems
 from reconciler.errors import RefusedForSafety
 from reconciler.model import DesiredSite
+from reconciler.state.backend import RecordStore
+
+
+def trusted_plan(plan_file: PlanFile, store: RecordStore, secret: PlanSecret | None) -> Plan:
+    """The saved plan, once its seal proves these records' holders made it for this site
+    (exit 3 otherwise). Both ``apply`` and ``show`` ask this first: a plan shown again is
+    the plan apply would run, or nothing."""
+    key = sealing_key(store, secret, create=False)
+    if key is None:  # never create a key (or a directory) for a plan that cannot be trusted
+        raise RefusedForSafety(
+            f"{plan_file.origin} was made against other records: there are none at "
+            f"{store.location}.",
+            hint="Point the tool at the records the plan was made with (--state, "
+            "RECONCILER_STATE, or the manifest's site.state), or make the plan again.",
+        )
+    saved = unseal(plan_file, key, store.location)
+    if saved.site != store.site:
+        raise RefusedForSafety(
+            f"This plan was made for {saved.site}, not for {store.site}.",
+            hint="Apply it to the site it was made for, or make a new plan for this site.",
+        )
+    return saved
 
 
 def still_needed(

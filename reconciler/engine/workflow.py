@@ -25,13 +25,13 @@ from reconciler.engine.live import LiveReader
 from reconciler.engine.observe import Manifest, Observation, Site, UnknownUsers, observe, plan_from
 from reconciler.engine.pending import settle
 from reconciler.engine.plan import Plan, PlanOptions
-from reconciler.engine.plan_file import PlanFile, seal, unseal
-from reconciler.engine.plan_key import sealing_key
+from reconciler.engine.plan_file import PlanFile, seal
+from reconciler.engine.plan_key import PlanSecret, sealing_key
 from reconciler.engine.policy import recorded_policy, strictest
 from reconciler.engine.records import Forgotten, PlanApplied, PolicyApplied, Records, reduce
 from reconciler.engine.renames import RecordMoved
 from reconciler.engine.safety import RunCheck
-from reconciler.engine.saved import still_needed
+from reconciler.engine.saved import still_needed, trusted_plan
 from reconciler.engine.snapshot import desired_from_data, policy_to_data
 from reconciler.errors import ReconcilerError, RefusedForSafety, StateError
 from reconciler.model import DesiredSite, Policy
@@ -110,6 +110,12 @@ async def drift(
     return drift_report(await make_plan(manifest, site, options or PlanOptions()))
 
 
+def show_saved(plan_file: PlanFile, store: RecordStore, secret: PlanSecret | None) -> Plan:
+    """A saved plan to print again (``reconciler show``): its seal checked as apply checks
+    it, against the records alone; the site is never contacted."""
+    return trusted_plan(plan_file, store, secret)
+
+
 def save_plan(plan: Plan, site: Site) -> str:
     """The sealed plan file's text: only these records' holders can make one apply accepts."""
     key = sealing_key(site.store, site.plan_secret, create=True)
@@ -159,20 +165,7 @@ async def apply_saved(
     The plan runs under the strictest of its own policy and ``job_manifest``'s (the manifest
     the apply job was given), else the records' last applied one (``policy``).
     """
-    key = sealing_key(site.store, site.plan_secret, create=False)
-    if key is None:  # never create a key (or a directory) for a plan that cannot be trusted
-        raise RefusedForSafety(
-            f"{plan_file.origin} was made against other records: there are none at "
-            f"{site.store.location}.",
-            hint="Point the tool at the records the plan was made with (--state, "
-            "RECONCILER_STATE, or the manifest's site.state), or make the plan again.",
-        )
-    saved = unseal(plan_file, key, site.store.location)
-    if saved.site != site.store.site:
-        raise RefusedForSafety(
-            f"This plan was made for {saved.site}, not for {site.store.site}.",
-            hint="Apply it to the site it was made for, or make a new plan for this site.",
-        )
+    saved = trusted_plan(plan_file, site.store, site.plan_secret)
     try:
         desired = desired_from_data(saved.context.desired or {})
     except (KeyError, TypeError, ValueError) as exc:
@@ -452,4 +445,5 @@ __all__ = [
     "make_plan",
     "move",
     "save_plan",
+    "show_saved",
 ]

@@ -1,13 +1,23 @@
-"""The summary after an apply: what was done, what was not and why, what it cost."""
+"""The summary after an apply: what was done, what was not and why, what it cost.
+
+``APPLY_FORMATS`` renders it for people (one summary line) or programs (a JSON report of
+every action: ``docs/plan-format.md``, "The apply report").
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from reconciler.api.client import ClientStats
 from reconciler.engine.executor import ApplyReport, Outcome
 from reconciler.engine.plan import Plan
 from reconciler.findings import plural
+from reconciler.render.formats import Format, Formats
+
+APPLY_REPORT_FORMAT = 1  # the JSON report's "format": raised when a field changes meaning
 
 LISTED = 10  # actions named one by one in an interruption report; the rest are counted
 
@@ -72,3 +82,72 @@ def interruption(plan: Plan | None, outcomes: Sequence[Outcome]) -> tuple[str, b
             if len(items) > LISTED:
                 lines.append(f"  … and {len(items) - LISTED} more")
     return "\n".join(lines), True
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What one apply did, for its report: the plan it carried out, the outcome of each action
+    (``report`` is None when there was nothing to do), the API calls made, notes learnt."""
+
+    plan: Plan
+    report: ApplyReport | None
+    stats: ClientStats
+    learnt: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """Whether any action was carried out: what ``--detailed-exitcode`` tells apart."""
+        return self.report is not None and self.report.count("done") > 0
+
+
+def apply_data(applied: Applied) -> dict[str, Any]:
+    """The JSON report: every action with its status and why, the counts, the calls."""
+    report = applied.report or ApplyReport()
+    writes = dict(sorted(report.calls.items()))
+    return {
+        "format": APPLY_REPORT_FORMAT,
+        "site": applied.plan.site,
+        "changed": applied.changed,
+        "complete": report.complete,
+        "refused": report.refused,
+        "counts": {s: report.count(s) for s in ("done", "failed", "skipped", "unknown")},
+        "actions": [
+            {
+                "id": outcome.action.id,
+                "method": outcome.action.method,
+                "summary": outcome.action.summary(),
+                "status": outcome.status,
+                "detail": outcome.detail,
+                "refused": outcome.refused,
+            }
+            for outcome in report.outcomes
+        ],
+        "notes": list(applied.learnt),
+        "api_calls": {
+            "total": applied.stats.total,
+            "reads": applied.stats.total - sum(writes.values()),
+            "writes": writes,
+        },
+        "seconds": round(report.seconds, 3),
+    }
+
+
+def render_apply_text(applied: Applied) -> str:
+    """The summary line (the plan, notes and problems went to the terminal as they came)."""
+    if applied.report is None:
+        return ""
+    return "\n" + summary_line(applied.report, applied.stats) + "\n"
+
+
+def render_apply_json(applied: Applied) -> str:
+    return json.dumps(apply_data(applied), indent=1, ensure_ascii=False) + "\n"
+
+
+APPLY_FORMATS: Formats[Applied] = Formats(
+    Format("text", "people", lambda applied, view: render_apply_text(applied)),
+    Format(
+        "json",
+        "programs (every action: done, failed or skipped, and why)",
+        lambda applied, view: render_apply_json(applied),
+    ),
+)

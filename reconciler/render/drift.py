@@ -38,12 +38,28 @@ def _verdict(report: dict[str, Any]) -> str:
     counts = ", ".join(
         f"{len(report[c])} {c.replace('_', ' ')}" for c in CATEGORIES[:4] if report[c]
     )
+    if "since_last" in report:  # only the new items are listed
+        return f"Drift: {counts or 'nothing'} new; the site still differs from the manifest."
     return f"Drift: {counts}."
+
+
+def _since_last(report: dict[str, Any]) -> list[str]:
+    """``--since-last``: when the last report was, and what it had that is still there."""
+    since = report.get("since_last")
+    if since is None:
+        return []
+    when = f"the last report ({since['last_report']})" if since["last_report"] else "no report"
+    return [
+        f"Since {when}: {since['new']} new, {since['still_there']} still there (not "
+        f"listed), {since['resolved']} resolved."
+    ]
 
 
 def drift_lines(report: dict[str, Any], *, show_unmanaged: bool = False) -> list[Line]:
     """The text view; unmanaged objects are counted in one line unless ``show_unmanaged``."""
     lines = [Line(f"Site: {report['site']}", "heading"), Line("")]
+    for text in _since_last(report):
+        lines += [Line(text, "dim"), Line("")]
     for notice in report.get("notices", []):
         lines += [Line(f"Note: {notice}", "warning"), Line("")]
     for category in CATEGORIES:
@@ -76,6 +92,7 @@ def render_drift_markdown(report: dict[str, Any]) -> str:
         "",
         f"**{_verdict(report)}**",
         "",
+        *(f"_{text}_\n" for text in _since_last(report)),
     ]
     for category in CATEGORIES:
         items = report[category]

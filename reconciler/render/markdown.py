@@ -1,12 +1,20 @@
-"""Render a plan as Markdown for a pull-request comment.
+"""Render a plan as Markdown for pull-request comments: one comment, updated, never lost.
 
-A summary comes first, details follow in collapsible sections, and the whole comment is
-trimmed (with a note saying so) to stay under the 60,000 characters code hosts accept.
+Each comment begins with a marker, an HTML comment naming the site and the records the plan
+was made against (``<!-- site-reconciler:plan site=URL records=ID part=1/1 -->``), so a job
+finds the comment it posted before and edits it instead of adding one per push. A plan longer
+than a code host accepts in one comment (65,535 characters) is split into numbered parts: the
+summary, notices and warnings first, the details continued part after part, each part its own
+comment with its own marker. Nothing is trimmed away.
+
+The drift report and the state diff still fit theirs in one comment (``trim``).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from reconciler.engine.plan import Plan
 from reconciler.render.lines import (
@@ -20,24 +28,34 @@ from reconciler.render.lines import (
 MAX_COMMENT_CHARS = 60_000
 _TRIM_RESERVE = 400  # room for the closing fences and the trim note
 
-
-def _details(summary: str, lines: Sequence[Line], *, fence: str = "diff") -> list[str]:
-    body = "\n".join(line.text for line in lines)
-    return [
-        f"<details><summary>{summary}</summary>",
-        "",
-        f"```{fence}",
-        body,
-        "```",
-        "",
-        "</details>",
-        "",
-    ]
+MAX_PART_CHARS = 65_535
+"""The most a comment may hold (GitHub refuses 65,536 characters and more)."""
+MARKER = "site-reconciler:plan"
+_HEADER_RESERVE = 1_000  # a part's marker, heading and summary line, beyond the site's URL
+MAX_LINE_CHARS = 4_000  # a longer line (a mass deletion's warning) is cut, saying so
 
 
-def render_markdown(plan: Plan) -> str:
-    out = [f"### site-reconciler plan for `{plan.site}`", "", f"**{summary_line(plan)}**", ""]
-    out += [f"> **Note:** {notice}\n" for notice in plan.notices]
+def marker(plan: Plan, part: int, parts: int) -> str:
+    """The part's marker: the same for every plan of this site and these records, so a job
+    updates its comments. The records are named by a digest: their location may name hosts
+    a pull request's readers need not see."""
+    state = plan.context.state
+    records = hashlib.sha256(state.encode()).hexdigest()[:12] if state else "none"
+    return f"<!-- {MARKER} site={plan.site} records={records} part={part}/{parts} -->"
+
+
+@dataclass(frozen=True, slots=True)
+class _Section:
+    """A collapsible section; a long one continues in the next part."""
+
+    title: str
+    lines: Sequence[str]
+    fence: str
+
+
+def _head_lines(plan: Plan) -> list[str]:
+    """What part 1 carries before any details: notices, deletions, refusals."""
+    out = [f"> **Note:** {notice}\n" for notice in plan.notices]
     deletions = [c for c in plan.changes if c.action in ("delete", "replace")]
     if deletions:
         names = ", ".join(f'{c.kind} "{c.name}"' for c in deletions)
@@ -49,21 +67,106 @@ def render_markdown(plan: Plan) -> str:
     refusal = safety_lines(plan)
     if refusal:
         out += ["> " + line.text.strip() for line in refusal] + [""]
+    return out
+
+
+def _sections(plan: Plan) -> list[_Section]:
+    sections = []
     if plan.changes:
         changes = [line for change in plan.changes for line in [*change_lines(change), Line("")]]
-        out += _details(f"Changes ({len(plan.changes)})", changes)
+        sections.append(_Section(f"Changes ({len(plan.changes)})", _texts(changes), "diff"))
     kept = left_alone_lines(plan)
     if kept:
-        out += _details(f"Left alone ({len(kept)})", kept, fence="text")
+        sections.append(_Section(f"Left alone ({len(kept)})", _texts(kept), "text"))
     if plan.unobservable:
-        out += _details(
-            f"Could not be observed ({len(plan.unobservable)})",
-            [Line(s) for s in plan.unobservable],
-            fence="text",
-        )
+        title = f"Could not be observed ({len(plan.unobservable)})"
+        sections.append(_Section(title, list(plan.unobservable), "text"))
+    return sections
+
+
+def _texts(lines: Sequence[Line]) -> list[str]:
+    return [line.text for line in lines]
+
+
+class _Pages:
+    """Lines packed into parts of at most ``budget`` characters."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.parts: list[list[str]] = [[]]
+        self.size = 0
+
+    def fits(self, lines: Sequence[str]) -> bool:
+        return self.size + sum(len(line) + 1 for line in lines) <= self.budget
+
+    def add(self, *lines: str) -> None:
+        for line in lines:
+            line = _cut(line)
+            if not self.fits([line]) and self.size:
+                self.next()
+            self.parts[-1].append(line)
+            self.size += len(line) + 1
+
+    def next(self) -> None:
+        self.parts.append([])
+        self.size = 0
+
+    def section(self, section: _Section) -> None:
+        closing = ["```", "", "</details>", ""]
+        lines = [_cut(line) for line in section.lines]
+        title, i = section.title, 0
+        while True:
+            opening = [f"<details><summary>{title}</summary>", "", f"```{section.fence}"]
+            if self.size and not self.fits([*opening, *lines[i : i + 1], *closing]):
+                self.next()
+            self.add(*opening)
+            while i < len(lines) and (self.fits([lines[i], *closing]) or not self.size):
+                self.add(lines[i])
+                i += 1
+            self.add(*closing)
+            if i >= len(lines):
+                return
+            self.next()
+            title = f"{section.title}, continued"
+
+
+def _cut(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return line[: MAX_LINE_CHARS - 60] + f" … ({len(line):,} characters; cut for the comment)"
+
+
+def markdown_parts(plan: Plan, limit: int = MAX_PART_CHARS) -> list[str]:
+    """The comments of a plan, each at most ``limit`` characters, summary first."""
+    title = f"### site-reconciler plan for `{plan.site}`"
+    pages = _Pages(limit - _HEADER_RESERVE - 2 * len(plan.site))
+    pages.add(*_head_lines(plan))
+    for section in _sections(plan):
+        pages.section(section)
     if plan.warnings:
-        out += ["**Warnings**", ""] + [f"- {w}" for w in plan.warnings] + [""]
-    return trim("\n".join(out) + "\n")
+        pages.add("**Warnings**", "", *(f"- {w}" for w in plan.warnings), "")
+    parts = [lines for lines in pages.parts if lines] or [[]]
+    total = len(parts)
+    out = []
+    for number, lines in enumerate(parts, start=1):
+        if number == 1:
+            head = [title, "", f"**{summary_line(plan)}**", ""]
+            if total > 1:
+                head += [f"_This plan is in {total} comments; this is part 1 of {total}._", ""]
+        else:
+            head = [
+                f"{title} (part {number} of {total})",
+                "",
+                f"_Continued from part {number - 1}; the summary is in part 1._",
+                "",
+            ]
+        out.append("\n".join([marker(plan, number, total), *head, *lines]) + "\n")
+    return out
+
+
+def render_markdown(plan: Plan) -> str:
+    """Every part, one after the other: each begins with its marker line."""
+    return "".join(markdown_parts(plan))
 
 
 def trim(text: str, limit: int = MAX_COMMENT_CHARS) -> str:

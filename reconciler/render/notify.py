@@ -1,0 +1,49 @@
+"""The body of a drift notification: JSON whose ``text`` a Slack (or Mattermost, or Teams
+workflow) incoming webhook shows as the message, and whose other keys a program reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.engine.drift_news import NEWS_CATEGORIES, DriftNews
+from reconciler.render.drift import TITLES
+
+LISTED = 20  # items named in the message; the rest are counted (the JSON keys have them all)
+
+
+def _slack(text: str) -> str:
+    """Escape what Slack's mrkdwn reads as markup (names come from the site)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def notification_text(news: DriftNews) -> str:
+    report = news.report
+    since = f"since the last report ({news.since})" if news.since else "(first report)"
+    lines = [f"*site-reconciler drift on {_slack(str(report['site']))}*: {news.count} new {since}"]
+    items = [(c, item) for c in NEWS_CATEGORIES for item in news.new.get(c, [])]
+    for category, item in items[:LISTED]:
+        name = f'{item["kind"]} "{item["name"]}": ' if item["name"] else ""
+        title = TITLES[category].split(" (")[0]
+        lines.append(_slack(f"• {title}: {name}{item['detail']}"))
+    if len(items) > LISTED:
+        lines.append(f"… and {len(items) - LISTED} more")
+    if news.resolved:
+        lines.append(f"{news.resolved} item(s) of the last report are gone.")
+    lines.append(
+        "The site is in sync with the manifest."
+        if report["in_sync"]
+        else "The site still differs from the manifest: `reconciler drift` shows it all."
+    )
+    return "\n".join(lines)
+
+
+def notification(news: DriftNews) -> dict[str, Any]:
+    """The JSON body: ``text`` for people, the new items and counts for programs."""
+    return {
+        "text": notification_text(news),
+        "site": news.report["site"],
+        "in_sync": news.report["in_sync"],
+        "last_report": news.since,
+        "new": {category: news.new.get(category, []) for category in NEWS_CATEGORIES},
+        "resolved": news.resolved,
+    }
