@@ -159,7 +159,11 @@ class SandboxSite:
             for name, value in os.environ.items()
             if not name.startswith("SITE_") and name.lower() not in _PROXY_VARIABLES
         }
-        env.update(SITE_URL=self.url, SITE_API_KEY=ADMIN_KEY, SITE_API_SECRET=ADMIN_SECRET)
+        env.update(
+            RECONCILER_SITE_URL=self.url,
+            RECONCILER_API_KEY=ADMIN_KEY,
+            RECONCILER_API_SECRET=ADMIN_SECRET,
+        )
         return env
 
     def control(self, path: str, payload: Mapping[str, Any] | None = None) -> Any:

@@ -246,5 +246,7 @@ def test_site_url_overriding_the_manifest_is_said(site: LoopbackSite) -> None:
     site.write_manifest("site.yaml", document)
     result = site.run("plan", "site.yaml")
     assert result.returncode == EXIT_OK
-    assert "Note: Using SITE_URL" in result.stderr and "elsewhere.example" in result.stderr
+    assert (
+        "Note: Using RECONCILER_SITE_URL" in result.stderr and "elsewhere.example" in result.stderr
+    )
     assert check_site_url(site.url) in result.stdout

@@ -36,6 +36,8 @@ NOT_OURS = {
     "--fix",  # ruff
     "--durable",  # bench/ helper of the test PostgreSQL server (docs/state-backends.md)
     "--check",  # ruff format --check
+    "--rm",  # docker run (docs/ci.md)
+    "--user",  # docker run
 }
 CODE_BEFORE = re.compile(r"(?:^|[`/]|\$ |run:? |with: )$", re.MULTILINE)
 """What comes before ``reconciler`` when it is a command to type, not a word in a sentence."""

@@ -92,7 +92,7 @@ def test_off_a_terminal_the_output_has_no_terminal_codes(tmp_path: Path) -> None
 
 def expected_failure_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
     """The lines of stderr: one ``Error:`` message and its hint, and nothing else (after the
-    note saying which site was used, when SITE_URL overrides the manifest's)."""
+    note saying which site was used, when RECONCILER_SITE_URL overrides the manifest's)."""
     lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("Note:")]
     assert lines and lines[0].startswith("Error: "), result.stderr
     assert not any(re.search(r"\[(warning|info)\s*\]|\d\d:\d\d:\d\d", line) for line in lines)
@@ -102,7 +102,7 @@ def expected_failure_lines(result: subprocess.CompletedProcess[str]) -> list[str
 def test_a_wrong_secret_is_one_message_and_its_retries_show_only_with_v(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
     with loopback_site(tmp_path) as site:
-        env = {**site.env, "SITE_API_SECRET": "not-the-secret"}
+        env = {**site.env, "RECONCILER_API_SECRET": "not-the-secret"}
         quiet = subprocess.run(
             [*reconciler_command(), "plan", "site.yaml"],
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,

@@ -272,7 +272,7 @@ async def test_unknown_api_key(errors_as_200: bool) -> None:
     async with site.client(key="no-such-key") as client:
         with pytest.raises(AuthenticationError) as caught:
             await client.user_info(1001)
-    assert caught.value.hint is not None and "SITE_API_KEY" in caught.value.hint
+    assert caught.value.hint is not None and "RECONCILER_API_KEY" in caught.value.hint
     assert caught.value.message.startswith("user_info: the site refused the call")
     assert "api_key is not known" in caught.value.message
 
@@ -283,7 +283,7 @@ async def test_bad_signature(errors_as_200: bool) -> None:
     async with site.client(secret="wrong-secret") as client:
         with pytest.raises(AuthenticationError, match="signature") as caught:
             await client.workspace_add(["X"], WorkspaceSettings())
-    assert caught.value.hint is not None and "SITE_API_SECRET" in caught.value.hint
+    assert caught.value.hint is not None and "RECONCILER_API_SECRET" in caught.value.hint
     assert client.stats.calls == {"workspace_add": 1}
 
 

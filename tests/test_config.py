@@ -114,7 +114,7 @@ def test_missing_pieces_are_named(env: dict[str, str], site: str | None, named: 
         load_client_config(site, None, None, env)
     for piece in named:
         assert piece in caught.value.message
-    assert caught.value.hint is not None and "SITE_API_KEY" in caught.value.hint
+    assert caught.value.hint is not None and "RECONCILER_API_KEY" in caught.value.hint
 
 
 @pytest.mark.parametrize(

@@ -548,7 +548,7 @@ def test_a_bad_signature_suggests_checking_the_credentials() -> None:
     error = _refusal(
         _answer({"error": {"title": "Authentication Failed", "message": "bad signature"}}, 401)
     )
-    assert error.hint is not None and "SITE_API_SECRET" in error.hint
+    assert error.hint is not None and "RECONCILER_API_SECRET" in error.hint
 
 
 def test_rate_limited_carries_retry_after() -> None:

@@ -207,7 +207,7 @@ def test_the_site_runs_the_profile_under_test(site: LoopbackSite, sandbox_profil
     published = sandbox_profile == "published"
     assert settings["published_messages"] is settings["php_json"] is published
     assert settings["errors_as_200"] is settings["strict_signing"] is published
-    env = {**site.env, "SITE_API_SECRET": "wrong-secret"}
+    env = {**site.env, "RECONCILER_API_SECRET": "wrong-secret"}
     refused = subprocess.run(
         [*reconciler_command(), "plan", "site.yaml"],
         cwd=site.workdir, env=env, capture_output=True, text=True, timeout=120,
@@ -215,4 +215,6 @@ def test_the_site_runs_the_profile_under_test(site: LoopbackSite, sandbox_profil
     site.transcript += [refused.stdout, refused.stderr]
     assert refused.returncode == EXIT_ERROR
     assert "Traceback" not in refused.stderr
-    assert "Check SITE_API_KEY and SITE_API_SECRET" in refused.stderr  # the hint, either way
+    assert (
+        "Check RECONCILER_API_KEY and RECONCILER_API_SECRET" in refused.stderr
+    )  # the hint, either way

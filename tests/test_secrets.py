@@ -112,8 +112,8 @@ def test_plan_state_and_export_files_are_private(site: LoopbackSite, open_umask:
 
 @pytest.fixture
 def admin_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SITE_API_KEY", ADMIN_KEY)
-    monkeypatch.setenv("SITE_API_SECRET", ADMIN_SECRET)
+    monkeypatch.setenv("RECONCILER_API_KEY", ADMIN_KEY)
+    monkeypatch.setenv("RECONCILER_API_SECRET", ADMIN_SECRET)
 
 
 @pytest.mark.parametrize(
@@ -132,13 +132,22 @@ def test_plain_http_beyond_loopback_is_refused(
 @pytest.mark.parametrize(
     ("environment", "words"),
     [
-        ({"SITE_API_KEY": ADMIN_KEY, "SITE_API_SECRET": "wrong-secret"}, "SITE_API_SECRET"),
-        ({"SITE_API_KEY": "no-such-key", "SITE_API_SECRET": ADMIN_SECRET}, "SITE_API_KEY"),
-        ({"SITE_API_KEY": ADMIN_KEY}, "the API secret (SITE_API_SECRET"),
-        ({"SITE_API_SECRET": ADMIN_SECRET}, "the API key (SITE_API_KEY"),
+        (
+            {"RECONCILER_API_KEY": ADMIN_KEY, "RECONCILER_API_SECRET": "wrong-secret"},
+            "RECONCILER_API_SECRET",
+        ),
+        (
+            {"RECONCILER_API_KEY": "no-such-key", "RECONCILER_API_SECRET": ADMIN_SECRET},
+            "RECONCILER_API_KEY",
+        ),
+        ({"RECONCILER_API_KEY": ADMIN_KEY}, "the API secret (RECONCILER_API_SECRET"),
+        ({"RECONCILER_API_SECRET": ADMIN_SECRET}, "the API key (RECONCILER_API_KEY"),
         ({}, "credentials file"),
         (
-            {"SITE_API_KEY": "sandbox-viewer-key", "SITE_API_SECRET": "sandbox-viewer-secret"},
+            {
+                "RECONCILER_API_KEY": "sandbox-viewer-key",
+                "RECONCILER_API_SECRET": "sandbox-viewer-secret",
+            },
             "API key of a site administrator",
         ),
     ],

@@ -72,7 +72,7 @@ UNREACHABLE_HINT = (
 UNTRUSTED_CERTIFICATE_HINT = (
     "The site's certificate is not signed by an authority this machine trusts. If the site is "
     "the one you meant (a company proxy, or 'reconciler sandbox serve --tls'), give its "
-    "authority's certificate with --ca-file (or SITE_CA_FILE); never turn verification off."
+    "authority's certificate with --ca-file (or RECONCILER_CA_FILE); never turn verification off."
 )
 UNKNOWN_OUTCOME_HINT = (
     "The change may have been applied. Do not simply retry: run plan (which reads the site) "
@@ -185,8 +185,8 @@ class Boundary:
             f"{target or 'an unnamed address'}; redirects are not followed.",
             method=method,
             status=answer.status,
-            hint="Give the final address as --site/SITE_URL (often https:// instead of http://). "
-            + PROTOCOL_HINT,
+            hint="Give the final address as --site/RECONCILER_SITE_URL (often https:// instead "
+            "of http://). " + PROTOCOL_HINT,
         )
 
     def _failed(
@@ -288,7 +288,8 @@ _TEXT_CLASSES: tuple[tuple[type[SiteRefusal], tuple[str, ...]], ...] = (
 _CLOCK_WORDS = ("timestamp", "clock", "expired", "stale")
 
 HINTS: dict[type[SiteRefusal], str] = {
-    AuthenticationError: "Check SITE_API_KEY and SITE_API_SECRET (or the credentials file): "
+    AuthenticationError: "Check RECONCILER_API_KEY and RECONCILER_API_SECRET (or the credentials "
+    "file): "
     "the key must exist on this site and the secret must be the one issued with it.",
     PermissionDenied: "Use the API key of a site administrator.",
     NotFound: "The object may have been changed on the site since it was read: "

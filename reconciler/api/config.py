@@ -1,9 +1,10 @@
 """Where the client talks to and with which credentials, gathered and checked once.
 
-Precedence of the site URL: ``--site`` > ``SITE_URL`` > the manifest's ``site_url`` > the
-credentials file's ``site_url``. Credentials: ``SITE_API_KEY``/``SITE_API_SECRET``, each
-falling back to a YAML credentials file (``--credentials`` or ``SITE_CREDENTIALS_FILE``)
-that must not be readable by group or others -- the secret is as good as a password.
+Precedence of the site URL: ``--site`` > ``RECONCILER_SITE_URL`` > the manifest's
+``site_url`` > the credentials file's ``site_url``. Credentials: ``RECONCILER_API_KEY`` and
+``RECONCILER_API_SECRET``, each falling back to a YAML credentials file (``--credentials`` or
+``RECONCILER_CREDENTIALS_FILE``) that must not be readable by group or others -- the secret is
+as good as a password. The old ``SITE_*`` names are still read (``reconciler.environment``).
 
 Plain ``http://`` is refused unless the host is loopback: the API key travels in every request
 and the site's own docs say it answers plain HTTP with an error. The secret lives in a
@@ -25,6 +26,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from reconciler import environment
+from reconciler.environment import API_KEY, API_SECRET, CREDENTIALS_FILE, SITE_URL
 from reconciler.errors import ConfigError
 
 MASK = "****"
@@ -86,7 +89,8 @@ class ClientConfig:
     """Everything ``SiteClient`` needs; validated on construction.
 
     ``site_note`` is a line for the user when the site URL came from somewhere they might not
-    expect (``SITE_URL`` overriding a different ``site.url`` of the manifest); ``None`` else.
+    expect (``RECONCILER_SITE_URL`` overriding a different ``site.url`` of the manifest);
+    ``None`` else.
     """
 
     site_url: str
@@ -134,8 +138,9 @@ def _require(condition: bool, message: str) -> None:
 
 
 _CREDENTIALS_HINT = (
-    "Set SITE_API_KEY and SITE_API_SECRET, or give a credentials file (--credentials or "
-    "SITE_CREDENTIALS_FILE) holding api_key: and api_secret:, readable only by you (chmod 600)."
+    "Set RECONCILER_API_KEY and RECONCILER_API_SECRET, or give a credentials file (--credentials "
+    "or RECONCILER_CREDENTIALS_FILE) holding api_key: and api_secret:, readable only by you "
+    "(chmod 600)."
 )
 
 
@@ -170,7 +175,7 @@ def check_site_url(url: str) -> str:
     if parts.username or parts.password or parts.query or parts.fragment:
         raise ConfigError(
             "The site URL must not carry credentials, a query or a fragment.",
-            hint="Give only scheme, host and path; credentials go in SITE_API_KEY/SECRET.",
+            hint="Give only scheme, host and path; credentials go in RECONCILER_API_KEY/SECRET.",
         )
     scheme, host = parts.scheme.lower(), parts.hostname
     if scheme not in _DEFAULT_PORTS or not host:
@@ -212,8 +217,8 @@ def check_ca_file(path: str) -> ssl.SSLContext:
 
 
 _CA_FILE_HINT = (
-    "Give --ca-file (or SITE_CA_FILE) a PEM file of certificate authorities, such as the ca.pem "
-    "that 'reconciler sandbox serve --tls' writes."
+    "Give --ca-file (or RECONCILER_CA_FILE) a PEM file of certificate authorities, such as the "
+    "ca.pem that 'reconciler sandbox serve --tls' writes."
 )
 
 
@@ -225,20 +230,23 @@ def load_client_config(
     **overrides: Any,
 ) -> ClientConfig:
     """Gather the site URL and credentials by precedence; ``None`` overrides are ignored."""
-    file_path = credentials_file or env.get("SITE_CREDENTIALS_FILE") or None
-    key, secret = env.get("SITE_API_KEY") or None, env.get("SITE_API_SECRET") or None
+    file_path = credentials_file or environment.read(env, CREDENTIALS_FILE)
+    key, secret = environment.read(env, API_KEY), environment.read(env, API_SECRET)
     from_file: Mapping[str, str] = {}
     if file_path and not (key and secret):
         from_file = read_credentials_file(file_path)
     key = key or from_file.get("api_key")
     secret = secret or from_file.get("api_secret")
-    url = site or env.get("SITE_URL") or manifest_site_url or from_file.get("site_url")
+    url = site or environment.read(env, SITE_URL) or manifest_site_url or from_file.get("site_url")
     missing = [
         text
         for text, value in (
-            ("the site URL (--site or SITE_URL, or site_url in the manifest)", url),
-            ("the API key (SITE_API_KEY or api_key in the credentials file)", key),
-            ("the API secret (SITE_API_SECRET or api_secret in the credentials file)", secret),
+            ("the site URL (--site or RECONCILER_SITE_URL, or site.url in the manifest)", url),
+            ("the API key (RECONCILER_API_KEY or api_key in the credentials file)", key),
+            (
+                "the API secret (RECONCILER_API_SECRET or api_secret in the credentials file)",
+                secret,
+            ),
         )
         if not value
     ]
@@ -246,7 +254,7 @@ def load_client_config(
         raise ConfigError("Missing " + "; ".join(missing) + ".", hint=_CREDENTIALS_HINT)
     options = {name: value for name, value in overrides.items() if value is not None}
     config = ClientConfig(site_url=url, api_key=key, api_secret=Secret(secret), **options)
-    chosen_by = "--site" if site else "SITE_URL" if env.get("SITE_URL") else None
+    chosen_by = "--site" if site else environment.source(env, SITE_URL)
     if chosen_by and manifest_site_url:
         note = _override_note(chosen_by, config.site_url, manifest_site_url)
         config = replace(config, site_note=note)

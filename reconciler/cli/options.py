@@ -3,6 +3,11 @@
 ``command_options(SITE, CONNECTION, RECORDS, OUTPUT)`` adds the options of those groups to a
 command, which receives them packed in one ``SiteOptions`` (``site_opts``). ``state show`` has
 no use for ``--concurrency``; ``plan`` has no lock to wait for.
+
+Each value is settled here, once: the flag, else its ``RECONCILER_`` environment variable
+(click reads both), else ``reconciler.toml`` (``--config``, or beside the manifest; see
+``cli.config_file``), else the default. An old ``SITE_*`` variable is still read and named in
+one line on stderr.
 """
 
 from __future__ import annotations
@@ -16,7 +21,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
+from reconciler import environment
+from reconciler.cli.config_file import CONFIG_NAME, ConfigFile, config_home, find_config
+from reconciler.environment import (
+    API_FORMAT,
+    CA_FILE,
+    CONCURRENCY,
+    CONFIG,
+    CREDENTIALS_FILE,
+    LOCK_LEASE,
+    LOCK_TIMEOUT,
+    RATE_LIMIT,
+    STATE,
+    TIMEOUT,
+)
+from reconciler.errors import ConfigError
 from reconciler.render.formats import Formats
 from reconciler.state.backend import DEFAULT_LEASE_SECONDS
 
@@ -58,7 +79,7 @@ SITE = (
     click.option(
         "--site",
         metavar="URL",
-        help="Site address (overrides SITE_URL and the manifest's site.url).",
+        help="Site address (overrides RECONCILER_SITE_URL and the manifest's site.url).",
     ),
     click.option(
         "--sandbox",
@@ -79,15 +100,18 @@ CONNECTION = (
     click.option(
         "--credentials",
         type=click.Path(dir_okay=False, path_type=Path),
-        envvar="SITE_CREDENTIALS_FILE",
-        help="YAML file with api_key and api_secret (mode 600). Default: the SITE_API_KEY and "
-        "SITE_API_SECRET environment variables.",
+        envvar=environment.names(CREDENTIALS_FILE),
+        show_envvar=True,
+        help="YAML file with api_key and api_secret (mode 600). Default: the RECONCILER_API_KEY "
+        "and RECONCILER_API_SECRET environment variables.",
     ),
     click.option(
         "--api-format",
         type=click.Choice(["json", "xml"]),
         default="json",
         show_default=True,
+        envvar=API_FORMAT.name,
+        show_envvar=True,
         help="Response format to ask the site for (xml for sites or proxies that pass only XML).",
     ),
     click.option(
@@ -95,6 +119,8 @@ CONNECTION = (
         type=click.IntRange(1, 64),
         default=8,
         show_default=True,
+        envvar=CONCURRENCY.name,
+        show_envvar=True,
         help="Most API calls in flight at once.",
     ),
     click.option(
@@ -102,6 +128,8 @@ CONNECTION = (
         type=click.FloatRange(min=0.1),
         default=None,
         metavar="N",
+        envvar=RATE_LIMIT.name,
+        show_envvar=True,
         help="Most API calls a second (default: no limit).",
     ),
     click.option(
@@ -109,14 +137,17 @@ CONNECTION = (
         type=click.FloatRange(min=1.0),
         default=None,
         metavar="SECONDS",
+        envvar=TIMEOUT.name,
+        show_envvar=True,
         help="Most time one API call may take, its whole answer included (default: 60).",
     ),
     click.option(
         "--ca-file",
         type=click.Path(dir_okay=False, path_type=Path),
-        envvar="SITE_CA_FILE",
+        envvar=environment.names(CA_FILE),
+        show_envvar=True,
         help="PEM file of certificate authorities to trust for an https site instead of the "
-        "system's (e.g. the ca.pem of 'reconciler sandbox serve --tls'). Env: SITE_CA_FILE.",
+        "system's (e.g. the ca.pem of 'reconciler sandbox serve --tls').",
     ),
 )
 RECORDS = (
@@ -125,8 +156,9 @@ RECORDS = (
         metavar="LOCATION",
         help="Where the tool's records live: a postgresql:// URL (password from PGPASSWORD, "
         ".pgpass or a service file; add ?schema=NAME to share a database) or a directory. "
-        "Default: RECONCILER_STATE, else site.state in the manifest, else .reconciler/ beside "
-        "the manifest. Give every runner of a pipeline the same one.",
+        "Default: RECONCILER_STATE, else state in reconciler.toml, else site.state in the "
+        "manifest, else .reconciler/ beside the manifest. Give every runner of a pipeline the "
+        "same one.",
     ),
     click.option(
         "--state-dir",
@@ -141,6 +173,8 @@ LOCK = (
         default=0.0,
         show_default=True,
         metavar="SECONDS",
+        envvar=LOCK_TIMEOUT.name,
+        show_envvar=True,
         help="How long to wait for another runner's lock on this site's records before "
         "refusing with exit code 4 (0: refuse at once, naming the holder). A runner that "
         "waits says whom it waits for.",
@@ -151,6 +185,8 @@ LOCK = (
         default=DEFAULT_LEASE_SECONDS,
         show_default=True,
         metavar="SECONDS",
+        envvar=LOCK_LEASE.name,
+        show_envvar=True,
         help="How soon the lock is free again if this runner dies or loses its connection.",
     ),
 )
@@ -166,6 +202,15 @@ OUTPUT = (
     click.option("--no-color", is_flag=True, help="Plain text output even on a terminal."),
 )
 PLAIN_OUTPUT = (OUTPUT[2],)
+CONFIG_OPTION = click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    envvar=CONFIG.name,
+    show_envvar=True,
+    help=f"Settings file (TOML: concurrency, rate_limit, timeout, state, api_format, "
+    f"lock_timeout, lock_lease, ca_file). Default: {CONFIG_NAME} beside the manifest, if "
+    "there is one. A flag wins over its RECONCILER_ variable, which wins over the file.",
+)
 
 _FIELDS = {f.name for f in fields(SiteOptions)}
 
@@ -179,16 +224,48 @@ def command_options(*groups: tuple[Callable[[F], F], ...]) -> Callable[[F], F]:
             given = {name: kwargs.pop(name) for name in list(kwargs) if name in _FIELDS}
             if given.get("state") and given.get("state_dir"):
                 raise click.UsageError("Give either --state or --state-dir, not both.")
+            note = environment.deprecation_note(os.environ)
+            if note:
+                click.echo(note, err=True)
+            paths = kwargs.get("paths") or kwargs.get("source") or ()
+            found = find_config(kwargs.pop("config"), config_home(tuple(map(str, paths))))
+            if found is not None:
+                given.update(_from_file(click.get_current_context(), found, given))
             kwargs["site_opts"] = SiteOptions(**given)
             return command(*args, **kwargs)
 
-        decorated: Any = wrapper
+        decorated: Any = CONFIG_OPTION(wrapper)
         for group in reversed(groups):
             for option in reversed(group):
                 decorated = option(decorated)
         return decorated  # type: ignore[no-any-return]
 
     return decorate
+
+
+_UNSET = (None, ParameterSource.DEFAULT)
+
+
+def _from_file(ctx: click.Context, found: ConfigFile, given: dict[str, Any]) -> dict[str, Any]:
+    """The file's values for the options this command has that neither a flag nor an
+    environment variable set, each checked by its option's own type (the same range, the
+    same choices as on the command line)."""
+    settled: dict[str, Any] = {}
+    for name, value in found.values.items():
+        if name not in given or ctx.get_parameter_source(name) not in _UNSET:
+            continue
+        if name == "state" and (given.get("state_dir") or os.environ.get(STATE.name)):
+            continue  # --state-dir and RECONCILER_STATE name the records too, and win
+        param = next(p for p in ctx.command.params if p.name == name)
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ConfigError(f"{found.path}: {name} = {value!r} is not a single value.")
+        if name == "state" and not isinstance(value, str):
+            raise ConfigError(f"{found.path}: state must be a quoted location, not {value!r}.")
+        try:
+            settled[name] = param.type_cast_value(ctx, value)
+        except click.BadParameter as exc:
+            raise ConfigError(f"{found.path}: {name} = {value!r}: {exc.message}") from None
+    return settled
 
 
 site_options = command_options(SITE, SANDBOX_SEED, CONNECTION, RECORDS, OUTPUT)

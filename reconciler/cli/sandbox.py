@@ -156,7 +156,7 @@ def serve(
         )
         if certificates is not None:
             click.echo(
-                f"Trust its certificate with --ca-file {certificates.ca} (or SITE_CA_FILE).",
+                f"Trust its certificate with --ca-file {certificates.ca} (or RECONCILER_CA_FILE).",
                 err=True,
             )
 

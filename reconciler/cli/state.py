@@ -130,7 +130,7 @@ def diff(versions: tuple[int, ...], site_opts: SiteOptions, fmt: str) -> int:
     given (numbers as `state history` lists them). Each line names the workspace, group,
     user or reference that changed, and the field, before and after. The records are found
     with --state (or --state-dir, RECONCILER_STATE, else .reconciler/ here); the site with
-    --site (or SITE_URL), or --sandbox.
+    --site (or RECONCILER_SITE_URL), or --sandbox.
     """
     if not 1 <= len(versions) <= 2:
         raise click.UsageError("Give one version (compared with the newest) or two.")

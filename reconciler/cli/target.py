@@ -1,11 +1,12 @@
 """What a command works on: which site, where its records live, and the open connection.
 
-The site: ``--site``, else ``SITE_URL``, else a saved plan's site, else the manifest's
-``site.url``; or the embedded sandbox (``--sandbox``), the sandbox's ASGI app mounted
-in-process with its SQLite database in ``.reconciler/sandbox/``, so ``plan``/``apply``/``drift``
-can be tried and tested with no server and no credentials.
+The site: ``--site``, else ``RECONCILER_SITE_URL`` (or the old ``SITE_URL``), else a saved
+plan's site, else the manifest's ``site.url``; or the embedded sandbox (``--sandbox``), the
+sandbox's ASGI app mounted in-process with its SQLite database in ``.reconciler/sandbox/``, so
+``plan``/``apply``/``drift`` can be tried and tested with no server and no credentials.
 
-The records: ``--state``, else ``--state-dir``, else ``RECONCILER_STATE``, else the manifest's
+The records: ``--state``, else ``--state-dir``, else ``RECONCILER_STATE``, else ``state`` in
+``reconciler.toml`` (settled into ``opts.state`` by ``cli.options``), else the manifest's
 ``site.state``, else ``.reconciler/`` beside the manifest (in the working directory when none
 is given). Never the location a saved plan names: a plan file is untrusted input, and one that
 chose its records could choose records whose key its author holds. ``apply plan.json`` is told
@@ -27,6 +28,7 @@ from typing import Any
 import click
 import httpx
 
+from reconciler import environment
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret, check_site_url, load_client_config
 from reconciler.cli.options import SiteOptions
@@ -34,6 +36,7 @@ from reconciler.engine.live import Progress
 from reconciler.engine.plan_file import PlanFile, read_plan_file
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.workflow import Site
+from reconciler.environment import SITE_URL
 from reconciler.errors import ConfigError, ReconcilerError, RefusedForSafety
 from reconciler.logs import configure_logging
 from reconciler.model import DesiredSite
@@ -45,7 +48,7 @@ from reconciler.state.locate import canonical_scheme, open_records, parse_locati
 SANDBOX_URL = "https://sandbox.invalid"
 """The embedded sandbox's address: never resolved, the transport is in-process."""
 
-STATE_VARIABLE = "RECONCILER_STATE"
+STATE_VARIABLE = environment.STATE.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +101,7 @@ def locate(
             raise ConfigError("Give either --site or --sandbox, not both.")
         return Target(SANDBOX_URL, state, home)
     declared = plan.site if plan else manifest_site_url
-    given = opts.site or os.environ.get("SITE_URL") or declared
+    given = opts.site or environment.read(os.environ, SITE_URL) or declared
     return Target(check_site_url(given) if given else None, state, home, declared)
 
 
@@ -131,7 +134,7 @@ def locate_manifest(opts: SiteOptions, paths: tuple[str, ...], desired: DesiredS
 def records_at(opts: SiteOptions, target: Target) -> RecordStore:
     """The records of the target's site; only for commands that need no connection."""
     if target.site_url is None:
-        raise ConfigError("Which site? Give --site URL (or SITE_URL), or --sandbox.")
+        raise ConfigError("Which site? Give --site URL (or RECONCILER_SITE_URL), or --sandbox.")
     return open_records(target.state, target.site_url, lease_seconds=opts.lock_lease)
 
 

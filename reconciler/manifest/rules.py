@@ -256,8 +256,8 @@ def _site(manifest: MergedManifest) -> Iterator[Finding]:
         yield Finding.error(
             f"`url` {masked(url)!r} holds a password",
             site.source("url"),
-            "give only the site's address: the API key and secret go in SITE_API_KEY and "
-            "SITE_API_SECRET or a --credentials file",
+            "give only the site's address: the API key and secret go in RECONCILER_API_KEY "
+            "and RECONCILER_API_SECRET or a --credentials file",
         )
     state = site.get("state", str)
     if state is None:

@@ -57,7 +57,11 @@ class LoopbackSite:
     @property
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SITE_")}
-        env.update(SITE_URL=self.url, SITE_API_KEY=ADMIN_KEY, SITE_API_SECRET=ADMIN_SECRET)
+        env.update(
+            RECONCILER_SITE_URL=self.url,
+            RECONCILER_API_KEY=ADMIN_KEY,
+            RECONCILER_API_SECRET=ADMIN_SECRET,
+        )
         env.pop("RECONCILER_DEBUG", None)
         return env
 
