@@ -62,6 +62,7 @@ class DesiredWorkspace:
     notifications: Overrides
     source: Source
     team: str | None = None  # the team that declared it, when it came from ``teams``
+    previously: tuple[str, ...] = ()  # names it had in the manifest before (a rename)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,7 @@ class DesiredGroup:
     members: tuple[UserRef, ...]
     source: Source
     team: str | None = None
+    previously: tuple[str, ...] = ()  # names it had in the manifest before (a rename)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,7 @@ class DesiredUser:
     phone_ext: str | None = None
     admin: bool = False
     active: bool = True
+    previously: tuple[str, ...] = ()  # usernames it had in the manifest before (a rename)
 
 
 DEFAULT_MAX_DELETES = 10

@@ -25,6 +25,7 @@ EXIT_CODES = {
     ("state", "history"): {0, 1},
     ("state", "diff"): {0, 1},
     ("state", "forget"): {0, 1, 4},
+    ("state", "mv"): {0, 1, 4},
     ("state", "migrate"): {0, 1, 3, 4},
     ("sandbox", "serve"): {0, 1},
 }

@@ -64,6 +64,8 @@ def test_case(path: Path) -> None:
     assert [[k["kind"], k["name"]] for k in data["kept"]] == expect.get("kept", []), "kept"
     assert [[u["kind"], u["name"]] for u in data["unmanaged"]] == expect.get("unmanaged", [])
     assert len(data["warnings"]) == expect.get("warnings", 0), data["warnings"]
+    for words in expect.get("warning_mentions", []):
+        assert any(words in line for line in data["warnings"]), data["warnings"]
     for words in expect.get("unobservable_mentions", []):
         assert any(words in line for line in data["unobservable"]), data["unobservable"]
     for action_id, depends in expect.get("depends", {}).items():

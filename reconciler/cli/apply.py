@@ -19,6 +19,7 @@ from reconciler.cli.options import (
     locking_site_options,
     replace_option,
     show_unmanaged_option,
+    target_options,
 )
 from reconciler.cli.plan import warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
@@ -122,6 +123,7 @@ def _resume_command(source: tuple[Path, ...], review: TerminalReview) -> str:
 )
 @assume_no_groups_option
 @changed_option
+@target_options
 @show_unmanaged_option
 @format_option(APPLY_FORMATS)
 @click.option(
@@ -138,6 +140,8 @@ def apply(
     force: bool,
     assume_no_groups: bool,
     changed: bool,
+    targets: tuple[str, ...],
+    excludes: tuple[str, ...],
     show_unmanaged: bool,
     fmt: str,
     detailed_exitcode: bool,
@@ -159,7 +163,11 @@ def apply(
     """
     if replace and _is_plan_file(source):
         raise click.UsageError("--replace belongs to the plan: make a new plan with it.")
-    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
+    if (targets or excludes) and _is_plan_file(source):
+        raise click.UsageError(
+            "--target/--exclude belong to the plan: a saved plan applies only its own actions."
+        )
+    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
     progress = TerminalProgress(verbose=site_opts.verbose)
     review = TerminalReview(
         progress,

@@ -327,6 +327,29 @@ show_unmanaged_option = click.option(
     "text view counts them in one line; -v lists them too).",
 )
 
+
+def target_options(command: F) -> F:
+    """``--target NAME`` and ``--exclude NAME``: plan only some objects (engine/targets.py)."""
+    command = click.option(
+        "--exclude",
+        "excludes",
+        multiple=True,
+        metavar="NAME",
+        help="Leave out the workspaces, groups and users NAME matches (globs; KIND:NAME for "
+        "one kind). Repeat for several; applies after --target.",
+    )(command)
+    return click.option(
+        "--target",
+        "targets",
+        multiple=True,
+        metavar="NAME",
+        help="Plan only the workspaces, groups and users NAME matches: a name, a glob "
+        "(Finance*) or KIND:NAME (workspace:, group:, user:). Repeat for several. Nothing "
+        "outside the target is read, changed or deleted (prune included); the plan lists "
+        "what it left out.",
+    )(command)
+
+
 comment_dir_option = click.option(
     "--comment-dir",
     type=click.Path(file_okay=False, path_type=Path),

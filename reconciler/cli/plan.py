@@ -21,6 +21,7 @@ from reconciler.cli.options import (
     replace_option,
     show_unmanaged_option,
     site_options,
+    target_options,
 )
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.target import locate_manifest, open_site
@@ -99,6 +100,7 @@ DRIFT_EPILOG = epilog(
 )
 @assume_no_groups_option
 @changed_option
+@target_options
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
@@ -115,6 +117,8 @@ def plan(
     force: bool,
     assume_no_groups: bool,
     changed: bool,
+    targets: tuple[str, ...],
+    excludes: tuple[str, ...],
     detailed_exitcode: bool,
     show_unmanaged: bool,
 ) -> int:
@@ -130,7 +134,7 @@ def plan(
     characters comes in numbered parts, summary first, each beginning with its own marker
     (--comment-dir writes them as one file each).
     """
-    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed)
+    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
     result = asyncio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
     listed = site_opts.lists_unmanaged(show_unmanaged)
@@ -152,6 +156,7 @@ def plan(
 @site_options
 @format_option(DRIFT_FORMATS)
 @show_unmanaged_option
+@target_options
 @click.option(
     "--notify",
     metavar="URL",
@@ -171,6 +176,8 @@ def drift(
     site_opts: SiteOptions,
     fmt: str,
     show_unmanaged: bool,
+    targets: tuple[str, ...],
+    excludes: tuple[str, ...],
     notify: str | None,
     since_last: bool,
 ) -> int:
@@ -181,7 +188,17 @@ def drift(
     --notify or --since-last, the records keep the report, so the next one tells what is
     new; a webhook that fails is exit 1 after the full report is printed, and the next run
     sends the same items again.
+
+    With --target/--exclude only the selected objects are read and reported (unmanaged
+    objects are not listed then); the kept report is the whole site's, so --notify and
+    --since-last are refused with them.
     """
+    if (notify or since_last) and (targets or excludes):
+        raise click.UsageError(
+            "--notify/--since-last keep and compare whole-site reports: they do not combine "
+            "with --target/--exclude."
+        )
+    options = PlanOptions(targets=targets, excludes=excludes)
     webhook = check_webhook(notify) if notify else None
     listed = site_opts.lists_unmanaged(show_unmanaged)
 
@@ -197,7 +214,7 @@ def drift(
         with TerminalProgress(verbose=site_opts.verbose) as progress:
             async with open_site(site_opts, target, progress, command="drift") as site:
                 if webhook is None and not since_last:
-                    report = await workflow.drift(manifest, site)
+                    report = await workflow.drift(manifest, site, options)
                     click.echo(render_drift(report, fmt, site_opts.color, listed), nl=False)
                     return report
                 news, note = await report_drift(manifest, site, show)

@@ -55,6 +55,14 @@ FORGET_EPILOG = epilog(
     [(0, "the record was dropped"), (1, "no such record, or an error"), LOCKED],
     ["reconciler state forget group finance-team site/"],
 )
+MV_EPILOG = epilog(
+    [
+        (0, "the record was moved"),
+        (1, "no such record, the new name is taken, or an error"),
+        LOCKED,
+    ],
+    ['reconciler state mv workspace Legal "Legal & Compliance" site/'],
+)
 MIGRATE_EPILOG = epilog(
     [
         (0, "the records were copied"),
@@ -174,6 +182,29 @@ def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions)
         holder = Holder.current(f"state forget {kind} {name}")
         workflow.forget(store, holder, kind, name, wait_seconds=site_opts.lock_timeout)  # type: ignore[arg-type]
     click.echo(f'Forgot the record of {kind} "{name}". The site was not changed.')
+    return EXIT_OK
+
+
+@state.command("mv", epilog=MV_EPILOG)
+@click.argument("kind", type=click.Choice(["workspace", "group", "user"]))
+@click.argument("old")
+@click.argument("new")
+@MANIFEST
+@locking_records_options
+def mv(kind: str, old: str, new: str, paths: tuple[str, ...], site_opts: SiteOptions) -> int:
+    """Move the record of a workspace, group or user to a new name (the site is not changed).
+
+    For a rename the manifest's `previously:` could not carry out (the new name has a record
+    of its own, which you checked is wrong: forget it first). The site's object keeps its name
+    -- the API cannot rename: write `previously: [OLD]` on NEW in the manifest, and the tool
+    manages it by ID under NEW. Taken under the lock, saved as one version (`state history`
+    lists it).
+    """
+    target = _target(site_opts, paths)
+    with records_at(site_opts, target) as store:
+        holder = Holder.current(f"state mv {kind} {old} {new}")
+        workflow.move(store, holder, kind, old, new, wait_seconds=site_opts.lock_timeout)  # type: ignore[arg-type]
+    click.echo(f'Moved the record of {kind} "{old}" to "{new}". The site was not changed.')
     return EXIT_OK
 
 

@@ -191,7 +191,10 @@ def _compare_workspaces(
         users = resolution.ids_of(want.users)
         ours = by_id.get(record.id) if record is not None and record.managed else None
         if ours is not None and ours.name != want.name:
-            diffs.append(WorkspaceDiff(want.name, "renamed", want, ours, record, users))
+            if ours.name in want.previously:  # the site keeps the old name: the API cannot rename
+                diffs.append(_present_workspace(want, ours, record, users))
+            else:
+                diffs.append(WorkspaceDiff(want.name, "renamed", want, ours, record, users))
             continue
         candidates = by_name.get(want.name, [])
         match = _pick(candidates, record, want.name, conflicts)
@@ -363,7 +366,10 @@ def _compare_groups(
         if record is not None and recorded_id is not None:
             listed = by_id.get(recorded_id)
             if listed is not None and listed.name != want.name and record.managed:
-                diffs.append(_renamed_group(want.name, want, record, listed, members))
+                if listed.name in want.previously:  # the site keeps the old name
+                    diffs.append(_present_group(want, recorded_id, record, members))
+                else:
+                    diffs.append(_renamed_group(want.name, want, record, listed, members))
                 continue
             if live.groups_listed and listed is None:
                 gone_id, record = recorded_id, None  # deleted by hand: create it again
@@ -442,7 +448,10 @@ def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> li
         record = records.users.get(want.username) or recorded.get(want.username.casefold())
         found = by_name.get(want.username.casefold())
         ours = by_id.get(record.id) if record is not None and record.managed else None
-        if found is None and ours is not None:
+        if found is None and ours is not None and ours.username in want.previously:
+            differences = _user_differences(want, ours)  # the site keeps the old username
+            diffs.append(UserDiff(want.username, "present", want, ours, record, differences))
+        elif found is None and ours is not None:
             diffs.append(UserDiff(want.username, "renamed", want, ours, record))
         elif found is None:
             gone = record.id if record is not None and record.id not in by_id else None

@@ -19,7 +19,14 @@ from reconciler.engine.pending import settle
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
-from reconciler.engine.records import Records
+from reconciler.engine.records import Records, reduce
+from reconciler.engine.renames import (
+    moved_events,
+    record_moves,
+    renamed_users,
+    still_called,
+    with_old_names,
+)
 from reconciler.engine.scope import (
     FULL_PLAN_NOTICE,
     Scope,
@@ -29,6 +36,7 @@ from reconciler.engine.scope import (
     widen,
 )
 from reconciler.engine.snapshot import desired_to_data
+from reconciler.engine.targets import Selection, narrowed, selected
 from reconciler.engine.users import Resolution, UserDirectory, lookups, resolve_references
 from reconciler.errors import ManifestError
 from reconciler.model import DesiredSite, LiveSite, LiveUser
@@ -108,7 +116,18 @@ class Observation:
 async def observe(
     desired: DesiredSite, site: Site, records: Records, options: PlanOptions
 ) -> Observation:
-    """Read and compare: the whole site, or (``options.changed``) the touched set only."""
+    """Read and compare: the whole site, or (``options.changed``) the touched set only, or
+    (``--target``/``--exclude``) the selected objects only."""
+    selection = Selection(options.targets, options.excludes)
+    if selection:
+        targeted = selected(desired, records, selection)
+        if options.changed:
+            changed = touched(desired, records)
+            if changed is None:
+                seen = await _observe_scoped(desired, site, records, targeted)
+                return _with_notices(seen, TARGET_NOT_NARROWED)
+            targeted = narrowed(changed, targeted)
+        return await _observe_scoped(desired, site, records, targeted)
     if options.changed:
         scope = touched(desired, records)
         if scope is not None:
@@ -125,7 +144,7 @@ async def _observe_full(desired: DesiredSite, site: Site, records: Records) -> O
 
     wall, cpu = time.perf_counter(), time.process_time()
     live = await LiveReader(site.client, site.progress).read(
-        [ws.name for ws in desired.workspaces],
+        with_old_names(desired, [ws.name for ws in desired.workspaces]),
         fallback,
         who_am_i=bool(desired.users or records.users),
     )
@@ -143,8 +162,10 @@ def compare_live(
     """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
     settled, learnt = settle(records, live)
     compared = desired if scope is None else scoped_site(desired, scope)
+    moves = [m for m in record_moves(desired, settled, live) if _in(scope, m.kind, m.new)]
+    settled = reduce(settled, moved_events(moves))
     directory = UserDirectory.of(live.users)
-    resolution = resolve_references(compared, directory)
+    resolution = renamed_users(resolve_references(compared, directory), desired, settled, live)
     if resolution.unknown or resolution.ambiguous:
         raise UnknownUsers(resolution)
     base = settled if scope is None else scoped_records(settled, scope)
@@ -158,7 +179,10 @@ def compare_live(
             comparison.notes,
             comparison.users,
         )
-    notices = (scope.describe(),) if scope is not None else ()
+    notices: tuple[str, ...] = (scope.describe(),) if scope is not None else ()
+    notices += tuple(move.notice() for move in moves) or still_called(
+        compared, live, settled, moves
+    )
     return Observation(
         compared,
         live,
@@ -171,6 +195,16 @@ def compare_live(
         notices,
         read,
     )
+
+
+TARGET_NOT_NARROWED = (
+    "--changed: the records hold no account of what was last applied, so everything the "
+    "target selects is planned, changed or not."
+)
+
+
+def _in(scope: Scope | None, kind: str, name: str) -> bool:
+    return scope is None or scope.holds(kind, name)
 
 
 MAX_SCOPED_LOOKUPS = 250
@@ -193,23 +227,23 @@ async def _observe_scoped(
     texts = lookups(scoped_site(desired, scope))
     all_users = deleting_users or len(texts) > MAX_SCOPED_LOOKUPS
     live = await reader.read_scoped(
-        scope.workspaces,
+        with_old_names(desired, scope.workspaces),
         (),
         searches=() if all_users else texts,
         locations=bool(managed_groups) or bool(scope.groups),
         all_users=all_users,
         who_am_i=deleting_users,
     )
-    wide, looked = _widened(scope, live, records), set(texts)
+    wide, looked = _widened(scope, live, records).within(), set(texts)
     for _ in range(3):  # each round may pull in objects whose references then need looking up
         added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
         if added:
-            live = await reader.with_details(live, added)
+            live = await reader.with_details(live, with_old_names(desired, added))
         more = lookups(scoped_site(desired, wide)) - looked
         if more and not all_users:
             live = replace(live, users=live.users + await reader.look_up(more))
         looked |= more
-        pulled = _moved_references(desired, wide, live, records)
+        pulled = _moved_references(desired, wide, live, records).within()
         if pulled == wide:
             break
         wide = pulled

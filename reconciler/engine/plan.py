@@ -92,6 +92,8 @@ class PlanOptions:
     force: bool = False  # override the guards
     assume_no_groups: bool = False  # a first apply on a site that does not list groups
     changed: bool = False  # plan only what changed since the last apply (engine/scope.py)
+    targets: tuple[str, ...] = ()  # --target patterns (engine/targets.py)
+    excludes: tuple[str, ...] = ()  # --exclude patterns
 
 
 @dataclass(frozen=True, slots=True)

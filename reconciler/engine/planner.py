@@ -45,6 +45,7 @@ from reconciler.engine.plan import (
     PlanOptions,
 )
 from reconciler.engine.records import Records
+from reconciler.engine.renames import lookalike_warnings, rename_problems
 from reconciler.engine.safety import (
     guard_problems,
     manifest_objects,
@@ -446,6 +447,7 @@ def build_plan(
     builder.deletions(comparison.workspaces, comparison.groups)
     actions = sorted(builder.actions, key=lambda action: PHASES.index(action.phase))
     touched = {obj for action in actions for obj in action.touches()}
+    renaming = rename_problems(comparison, builder.changes)
     users = {u for action in actions for u in action.named_users() if isinstance(u, int)}
     return Plan(
         context=context,
@@ -455,7 +457,12 @@ def build_plan(
         kept=tuple(builder.kept),
         unmanaged=comparison.unmanaged,
         unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.workspaces)),
-        warnings=(*warnings, *comparison.conflicts, *builder.warnings),
+        warnings=(
+            *warnings,
+            *comparison.conflicts,
+            *builder.warnings,
+            *lookalike_warnings(comparison, builder.changes),
+        ),
         notices=(*notices, *_notices(actions, records, context)),
         guards=tuple(
             guard_problems(
@@ -469,7 +476,8 @@ def build_plan(
                 caller_id=live.caller_id,
                 declared=manifest_objects(context),
             )
-        ),
+        )
+        + tuple(renaming),
         expects=fingerprints(
             live,
             records,

@@ -16,13 +16,16 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler import codec
 from reconciler.engine.actions import MalformedAction, action_from_data
 from reconciler.engine.records import Records
 from reconciler.engine.users import references
 from reconciler.model import DesiredGroup, DesiredSite, DesiredUser, DesiredWorkspace, UserRef
+
+if TYPE_CHECKING:
+    from reconciler.engine.targets import Selection
 
 Key = str  # "workspace:Finance", "group:finance-team", "user:nina"
 
@@ -39,7 +42,7 @@ def _digest(form: dict[str, Any]) -> str:
 _declared = codec.converter.copy()
 _declared.register_unstructure_hook(UserRef, lambda ref: ref.text)  # the reference, not where
 
-NOT_DECLARED = ("name", "username", "source", "team")
+NOT_DECLARED = ("name", "username", "source", "team", "previously")
 """Fields that say which object it is and where it was written, not what it should be."""
 
 
@@ -79,6 +82,9 @@ class Scope:
     new_references: frozenset[str]  # reference texts never resolved before
     total: int  # objects declared or managed: what a full plan would consider
     last_full_read: str | None
+    selection: Selection | None = None  # --target/--exclude (engine/targets.py)
+    left_out: tuple[Key, ...] = ()  # what the selection left out
+    changed_only: bool = True  # False: a targeted plan of everything selected
 
     def to_data(self) -> dict[str, list[str]]:
         return {
@@ -95,7 +101,22 @@ class Scope:
     def size(self) -> int:
         return len(self.workspaces) + len(self.groups) + len(self.users)
 
+    def within(self) -> Scope:
+        """This scope without what its selection leaves out: widening (hand edits, moved
+        references) never pulls an object from outside a ``--target`` into the plan."""
+        if self.selection is None:
+            return self
+        holds = self.selection.holds
+        return replace(
+            self,
+            workspaces=frozenset(n for n in self.workspaces if holds("workspace", n)),
+            groups=frozenset(n for n in self.groups if holds("group", n)),
+            users=self.users,  # users are selected with their dependants
+        )
+
     def describe(self) -> str:
+        if self.selection is not None:
+            return self._describe_selection(self.selection)
         parts = [
             f"{len(names)} {label}"
             for names, label in (
@@ -112,6 +133,29 @@ class Scope:
             f"{self.total} objects ({read}); {self.total - self.size} not read. The last full "
             f"read was {since}. `reconciler drift` checks the rest (or plan without --changed)."
         )
+
+    def _describe_selection(self, selection: Selection) -> str:
+        what = (
+            " (what changed since the last apply, within the target)" if self.changed_only else ""
+        )
+        left = (
+            f"Left out ({len(self.left_out)}): {names_text(self.left_out)}."
+            if self.left_out
+            else "Nothing was left out."
+        )
+        return (
+            f"Targeted ({selection.describe()}): planned {self.size} of {self.total} "
+            f"objects{what}; nothing outside the target is read, changed or deleted (prune "
+            f"included). {left}"
+        )
+
+
+def names_text(keys: Iterable[str], limit: int = 20) -> str:
+    """``workspace "A", group "b"`` ... for a notice: at most ``limit`` names."""
+    listed = sorted(keys)
+    words = [f'{k.split(":", 1)[0]} "{k.split(":", 1)[1]}"' for k in listed[:limit]]
+    more = len(listed) - limit
+    return ", ".join(words) + (f" and {more} more" if more > 0 else "")
 
 
 FULL_PLAN_NOTICE = (

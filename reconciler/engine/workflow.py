@@ -29,6 +29,7 @@ from reconciler.engine.plan_file import PlanFile, seal
 from reconciler.engine.plan_key import PlanSecret, sealing_key
 from reconciler.engine.policy import recorded_policy, strictest
 from reconciler.engine.records import Forgotten, PlanApplied, PolicyApplied, Records, reduce
+from reconciler.engine.renames import RecordMoved
 from reconciler.engine.safety import RunCheck
 from reconciler.engine.saved import still_needed, trusted_plan
 from reconciler.engine.snapshot import desired_from_data, policy_to_data
@@ -101,9 +102,12 @@ async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Pla
     return plan
 
 
-async def drift(manifest: Manifest, site: Site) -> dict[str, object]:
-    """What differs between the site and the manifest, by category: always a full read."""
-    return drift_report(await make_plan(manifest, site, PlanOptions()))
+async def drift(
+    manifest: Manifest, site: Site, options: PlanOptions | None = None
+) -> dict[str, object]:
+    """What differs between the site and the manifest, by category: a full read, unless
+    ``options`` target some objects (``--target``/``--exclude``)."""
+    return drift_report(await make_plan(manifest, site, options or PlanOptions()))
 
 
 def show_saved(plan_file: PlanFile, store: RecordStore, secret: PlanSecret | None) -> Plan:
@@ -171,6 +175,8 @@ async def apply_saved(
         saved.options.force or overrides.force,
         saved.options.assume_no_groups or overrides.assume_no_groups,
         saved.options.changed,
+        saved.options.targets,
+        saved.options.excludes,
     )
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)
@@ -384,6 +390,35 @@ def forget(
         state.save(reduce(state.records, [Forgotten(kind, name)]), f'forgot {kind} "{name}"')
 
 
+def move(
+    store: RecordStore,
+    holder: Holder,
+    kind: Literal["workspace", "group", "user"],
+    old: str,
+    new: str,
+    *,
+    wait_seconds: float = 0.0,
+) -> None:
+    """Move the record of ``old`` to ``new`` (``state mv``): the same site object under the
+    manifest's new name. One saved version, under the lock; the site is not changed."""
+    with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
+        table = getattr(state.records, f"{kind}s")
+        if old not in table:
+            raise ReconcilerError(
+                f'No {kind} "{old}" is recorded for {store.site} in {store.location}.',
+                hint="`reconciler state show` lists what is recorded.",
+            )
+        if new in table:
+            raise ReconcilerError(
+                f'A {kind} "{new}" is recorded already (ID {table[new].id}): a record cannot '
+                "move onto another one.",
+                hint="If that record is wrong, drop it first: "
+                f'reconciler state forget {kind} "{new}"',
+            )
+        moved = reduce(state.records, [RecordMoved(kind, old, new)])
+        state.save(moved, f'moved the record of {kind} "{old}" to "{new}"')
+
+
 async def export(site: Site, *, users: bool = False) -> Export:
     """A manifest of the live site, with the records' facts where the site cannot tell."""
     from reconciler.engine.export import export_site
@@ -408,6 +443,7 @@ __all__ = [
     "export",
     "forget",
     "make_plan",
+    "move",
     "save_plan",
     "show_saved",
 ]

@@ -52,7 +52,12 @@ def _workspace(decl: WorkspaceDecl, defaults: dict[str, Any]) -> DesiredWorkspac
         notifications=_flags_on(settings.get("notifications")),
         source=decl.entry.source(),
         team=decl.team,
+        previously=_previously(decl.entry) if decl.team is None else (),
     )
+
+
+def _previously(entry: Entry) -> tuple[str, ...]:
+    return tuple(str(name) for name in entry.value.get("previously", ()))
 
 
 def _group(decl: GroupDecl) -> DesiredGroup:
@@ -61,6 +66,7 @@ def _group(decl: GroupDecl) -> DesiredGroup:
         members=_user_refs(decl.entry, "members"),
         source=decl.entry.source(),
         team=decl.team,
+        previously=_previously(decl.entry) if decl.team is None else (),
     )
 
 
@@ -78,6 +84,7 @@ def _user(entry: Entry) -> DesiredUser:
         phone_ext=_digits(given.get("phone_ext")),
         admin=given.get("admin", fallback.admin),
         active=given.get("active", fallback.active),
+        previously=_previously(entry),
     )
 
 

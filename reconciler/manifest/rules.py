@@ -113,6 +113,40 @@ def _same_name(
     )
 
 
+def _previously(manifest: MergedManifest) -> Iterator[Finding]:
+    """An old name (``previously``) is no longer declared and belongs to one entry only:
+    otherwise the records could move to two objects, or away from one still declared."""
+    kinds = (
+        (manifest.workspaces, "workspace", "name", [d.name for d in manifest.workspace_decls()]),
+        (manifest.groups, "group", "name", [d.name for d in manifest.group_decls()]),
+        (manifest.users, "user", "username", [e.get("username", str) for e in manifest.users]),
+    )
+    for entries, kind, key, names in kinds:
+        declared = {n.casefold() for n in names if n is not None}
+        claimed: dict[str, str] = {}
+        for entry in entries:
+            name = entry.get(key, str)
+            if name is None or not entry.usable("previously"):
+                continue
+            for index, old in entry.items("previously"):
+                where = entry.document.source(f"{child(entry.path, 'previously')}[{index}]")
+                folded = str(old).casefold()
+                if folded in declared:
+                    yield Finding.error(
+                        f'{kind} "{name}" says it was previously "{old}", but the manifest '
+                        f'still declares a {kind} "{old}"',
+                        where,
+                        "remove one of them: a rename leaves the old name behind",
+                    )
+                elif claimed.setdefault(folded, name) != name:
+                    yield Finding.error(
+                        f'{kind}s "{claimed[folded]}" and "{name}" both say they were '
+                        f'previously "{old}"',
+                        where,
+                        "one object was renamed to one new name: keep `previously` on one",
+                    )
+
+
 # --- overrides ----------------------------------------------------------------------------
 
 
@@ -318,6 +352,7 @@ _RULES: tuple[Callable[[MergedManifest], Iterator[Finding]], ...] = (
     _name_texts,
     _workspace_names,
     _group_names,
+    _previously,
     _overrides,
     _user_refs,
     _policy,

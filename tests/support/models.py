@@ -47,6 +47,7 @@ def desired_site(data: dict[str, Any]) -> DesiredSite:
             permissions=_flags(ws.get("permissions")),
             notifications=_flags(ws.get("notifications")),
             source=Source(ws.get("file", "case.yaml"), 1, 1, f"workspaces[{i}]"),
+            previously=tuple(ws.get("previously", [])),
         )
         for i, ws in enumerate(data.get("workspaces", []))
     )
@@ -55,6 +56,7 @@ def desired_site(data: dict[str, Any]) -> DesiredSite:
             g["name"],
             _refs(g.get("members", []), f"groups[{i}].members"),
             Source(g.get("file", "case.yaml")),
+            previously=tuple(g.get("previously", [])),
         )
         for i, g in enumerate(data.get("groups", []))
     )
@@ -66,6 +68,7 @@ def desired_site(data: dict[str, Any]) -> DesiredSite:
             first_name=u.get("first_name", ""),
             last_name=u.get("last_name", ""),
             admin=u.get("admin", False),
+            previously=tuple(u.get("previously", [])),
         )
         for u in data.get("users", [])
     )

@@ -1,0 +1,132 @@
+"""Targeted plans (``--target`` / ``--exclude``): plan only the objects a person names.
+
+A pattern names workspaces, groups and users by name, with shell globs (``Finance*``,
+``team-?``); ``KIND:PATTERN`` (``workspace:Legal``, ``group:*``, ``user:nina``) names one
+kind only. Matching is exact in case, as the site's names are. The objects a pattern can
+name are those the manifest declares and those the records manage (so a managed object that
+left the manifest can be targeted for its removal); an object the tool never managed is
+never planned, targeted or not.
+
+The selection becomes a ``Scope`` (``engine/scope.py``), so a targeted plan reads, resolves
+and compares exactly like a change-scoped one: the touched objects are read fresh and every
+user reference is resolved against the site, never from the records' memory. Nothing
+outside the selection is compared, so nothing outside it -- prune included -- is acted on.
+A declared user that a targeted workspace or group names goes with it (it must be created
+before it can be given access), unless an ``--exclude`` names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
+
+from reconciler.engine.records import Records
+from reconciler.engine.scope import Scope, key
+from reconciler.errors import ReconcilerError
+from reconciler.model import DesiredSite
+
+KINDS = ("workspace", "group", "user")
+
+
+class NothingTargeted(ReconcilerError):
+    """A ``--target`` that names no object: a typo would otherwise plan nothing, silently."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The ``--target`` and ``--exclude`` patterns of one plan, as given."""
+
+    targets: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.targets or self.excludes)
+
+    def holds(self, kind: str, name: str) -> bool:
+        """Whether ``kind`` ``name`` is in the selection."""
+        wanted = not self.targets or any(_matches(p, kind, name) for p in self.targets)
+        return wanted and not any(_matches(p, kind, name) for p in self.excludes)
+
+    def describe(self) -> str:
+        given = [f"--target {p}" for p in self.targets] + [f"--exclude {p}" for p in self.excludes]
+        return " ".join(given)
+
+
+def _matches(pattern: str, kind: str, name: str) -> bool:
+    prefix, colon, rest = pattern.partition(":")
+    if colon and prefix in KINDS:
+        return prefix == kind and fnmatchcase(name, rest)
+    return fnmatchcase(name, pattern)
+
+
+def _universe(desired: DesiredSite, records: Records) -> dict[str, set[str]]:
+    """Every object a pattern may name: declared, or managed by the tool."""
+    found: dict[str, set[str]] = {
+        "workspace": {ws.name for ws in desired.workspaces},
+        "group": {g.name for g in desired.groups},
+        "user": {u.username for u in desired.users},
+    }
+    found["workspace"] |= set(records.managed_workspaces())
+    found["group"] |= set(records.managed_groups())
+    found["user"] |= {name for name, record in records.users.items() if record.managed}
+    return found
+
+
+def _dependencies(desired: DesiredSite, workspaces: set[str], groups: set[str]) -> set[str]:
+    """Declared users that the selected workspaces and groups name (by username or e-mail)."""
+    texts = {
+        r.text.casefold() for ws in desired.workspaces if ws.name in workspaces for r in ws.users
+    }
+    texts |= {r.text.casefold() for g in desired.groups if g.name in groups for r in g.members}
+    return {
+        u.username
+        for u in desired.users
+        if u.username.casefold() in texts or (u.email and u.email.casefold() in texts)
+    }
+
+
+def selected(desired: DesiredSite, records: Records, selection: Selection) -> Scope:
+    """The scope of a targeted plan; ``NothingTargeted`` when a ``--target`` names nothing."""
+    universe = _universe(desired, records)
+    for pattern in selection.targets:
+        if not any(_matches(pattern, k, n) for k, names in universe.items() for n in names):
+            raise NothingTargeted(
+                f'--target "{pattern}" names no workspace, group or user that the manifest '
+                "declares or the tool manages.",
+                hint="Names match exactly (case too); globs * ? [..] and KIND:PATTERN "
+                "(workspace:, group:, user:) are allowed. `reconciler validate --show` lists "
+                "what the manifest declares.",
+            )
+    chosen = {
+        kind: {n for n in names if selection.holds(kind, n)} for kind, names in universe.items()
+    }
+    needed = _dependencies(desired, chosen["workspace"], chosen["group"])
+    chosen["user"] |= {
+        n for n in needed if not any(_matches(p, "user", n) for p in selection.excludes)
+    }
+    left_out = tuple(
+        sorted(key(kind, n) for kind, names in universe.items() for n in names - chosen[kind])
+    )
+    return Scope(
+        frozenset(chosen["workspace"]),
+        frozenset(chosen["group"]),
+        frozenset(chosen["user"]),
+        frozenset(),
+        sum(len(names) for names in universe.values()),
+        records.last_full_read,
+        selection=selection,
+        left_out=left_out,
+        changed_only=False,
+    )
+
+
+def narrowed(changed: Scope, targeted: Scope) -> Scope:
+    """``--changed`` with a target: what changed, within the target."""
+    return replace(
+        targeted,
+        workspaces=changed.workspaces & targeted.workspaces,
+        groups=changed.groups & targeted.groups,
+        users=changed.users & targeted.users,
+        new_references=changed.new_references,
+        changed_only=True,
+    )
