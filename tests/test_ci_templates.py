@@ -29,10 +29,8 @@ from reconciler.state.locate import open_records, parse_location
 from tests.support.ci_runs import (
     INSTALL,
     JOB_LOGS,
-    CommentsApi,
     GithubContext,
     JobRun,
-    comments_api,
     github_jobs_for,
     gitlab_job,
     gitlab_jobs_for,
@@ -41,6 +39,7 @@ from tests.support.ci_runs import (
     run_github_job,
     run_gitlab_job,
 )
+from tests.support.forge_api import CommentsApi, comments_api
 from tests.support.loopback import (
     ADMIN_KEY,
     ADMIN_SECRET,
