@@ -175,6 +175,7 @@ def test_the_hook_is_declared_as_pre_commit_reads_it() -> None:
     assert hook["language"] == "python"  # pre-commit installs this repository: pyproject
     assert hook["pass_filenames"] is False  # the manifest is validated whole, merged
     assert re.search(hook["files"], "site/workspaces.yaml")
+    assert re.search(hook["files"], "site/reconciler.toml")
     assert not re.search(hook["files"], "src/app.py")
 
 

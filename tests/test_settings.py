@@ -184,6 +184,16 @@ def test_a_bad_file_is_one_clear_error(manifest_dir: Path, text: str, words: str
     assert "s3cr3t-value" not in result.output
 
 
+def test_validate_checks_the_settings_file_beside_the_manifest(manifest_dir: Path) -> None:
+    _toml(manifest_dir, SETTINGS)
+    valid = run_reconciler("validate", str(manifest_dir))
+    assert valid.exit_code == EXIT_OK, valid.output
+    path = _toml(manifest_dir, "lock_lease = 9000\n")
+    invalid = run_reconciler("validate", str(manifest_dir / "site.yaml"))
+    assert invalid.exit_code == EXIT_ERROR
+    assert f"{path}: lock_lease = 9000" in invalid.stderr and "Traceback" not in invalid.output
+
+
 def test_a_named_file_that_is_missing_is_an_error(manifest_dir: Path) -> None:
     result = run_reconciler("plan", str(manifest_dir), "--sandbox", "--config", "nope.toml")
     assert result.exit_code == EXIT_ERROR

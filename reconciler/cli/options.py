@@ -246,25 +246,40 @@ def command_options(*groups: tuple[Callable[[F], F], ...]) -> Callable[[F], F]:
 _UNSET = (None, ParameterSource.DEFAULT)
 
 
-def _from_file(ctx: click.Context, found: ConfigFile, given: dict[str, Any]) -> dict[str, Any]:
-    """The file's values for the options this command has that neither a flag nor an
-    environment variable set, each checked by its option's own type (the same range, the
-    same choices as on the command line)."""
-    settled: dict[str, Any] = {}
+def checked_settings(found: ConfigFile) -> dict[str, Any]:
+    """Every value of a settings file, converted and checked by the option it sets (the same
+    range, the same choices as on the command line); ``ConfigError`` naming the file."""
+
+    def holder() -> None:
+        """Only carries the options, for their types."""
+
+    for option in (*CONNECTION, *RECORDS, *LOCK):
+        option(holder)
+    params = {p.name: p for p in getattr(holder, "__click_params__", [])}
+    ctx = click.Context(click.Command("settings"))
+    checked: dict[str, Any] = {}
     for name, value in found.values.items():
-        if name not in given or ctx.get_parameter_source(name) not in _UNSET:
-            continue
-        if name == "state" and (given.get("state_dir") or os.environ.get(STATE.name)):
-            continue  # --state-dir and RECONCILER_STATE name the records too, and win
-        param = next(p for p in ctx.command.params if p.name == name)
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise ConfigError(f"{found.path}: {name} = {value!r} is not a single value.")
         if name == "state" and not isinstance(value, str):
             raise ConfigError(f"{found.path}: state must be a quoted location, not {value!r}.")
         try:
-            settled[name] = param.type_cast_value(ctx, value)
+            checked[name] = params[name].type_cast_value(ctx, value)
         except click.BadParameter as exc:
             raise ConfigError(f"{found.path}: {name} = {value!r}: {exc.message}") from None
+    return checked
+
+
+def _from_file(ctx: click.Context, found: ConfigFile, given: dict[str, Any]) -> dict[str, Any]:
+    """The file's values for the options this command has that neither a flag nor an
+    environment variable set."""
+    settled: dict[str, Any] = {}
+    for name, value in checked_settings(found).items():
+        if name not in given or ctx.get_parameter_source(name) not in _UNSET:
+            continue
+        if name == "state" and (given.get("state_dir") or os.environ.get(STATE.name)):
+            continue  # --state-dir and RECONCILER_STATE name the records too, and win
+        settled[name] = value
     return settled
 
 

@@ -7,7 +7,8 @@ import json
 import click
 
 from reconciler.cli import cli, epilog
-from reconciler.cli.options import format_option
+from reconciler.cli.config_file import config_home, find_config
+from reconciler.cli.options import checked_settings, format_option
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.manifest import load_manifest
 from reconciler.manifest.schema import site_schema
@@ -23,6 +24,8 @@ as .#site.yaml) is skipped with a warning that names it; a broken link or
 an unreadable file is an error, never skipped. Several PATHs are merged the
 same way: the users, workspaces, groups and teams lists are joined, while
 version, site, defaults and policy may each be written in only one file.
+
+A reconciler.toml beside the manifest is checked too (its keys and values).
 
 Nothing is sent to the site. Whether each user reference names a real user
 is checked later, against the site's users, when a plan is made.
@@ -56,6 +59,9 @@ SCHEMA_EPILOG = epilog(
 )
 @click.pass_context
 def validate(ctx: click.Context, paths: tuple[str, ...], fmt: str, show: bool) -> None:
+    settings = find_config(None, config_home(paths))
+    if settings is not None:  # a broken reconciler.toml fails here, not in the pipeline
+        checked_settings(settings)
     result = load_manifest(paths)
     label = " ".join(paths)
     click.echo(VALIDATION_FORMATS.render(Validation(result, label, show), fmt))
