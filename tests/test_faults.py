@@ -19,6 +19,7 @@ import os
 import random
 import shutil
 import signal
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -305,7 +306,9 @@ def _kill_during_apply(site: LoopbackSite, manifest: str, rng: random.Random) ->
     """Start ``apply`` and kill -9 it a random moment after its first write reached the site;
     True if it was killed (rather than finishing first)."""
     site.control("calls/reset", {})
-    process = site.start("apply", manifest, "--auto-approve", "--concurrency", "2", SWITCH_FILES)
+    process = site.start(
+        "apply", manifest, "--auto-approve", "--concurrency", "2", "--timeout", "5", SWITCH_FILES
+    )
     deadline = time.monotonic() + 60
     while not _writes_received(site) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
@@ -320,7 +323,9 @@ def _kill_during_apply(site: LoopbackSite, manifest: str, rng: random.Random) ->
 def _kill_when_received(site: LoopbackSite, manifest: str, method: str) -> None:
     """Start ``apply`` and kill -9 it as soon as the site receives a ``method`` call."""
     site.control("calls/reset", {})
-    process = site.start("apply", manifest, "--auto-approve", "--concurrency", "1")
+    process = site.start(
+        "apply", manifest, "--auto-approve", "--concurrency", "1", "--timeout", "5"
+    )
     deadline = time.monotonic() + 60
     while not site.control("calls")["methods"].get(method) and time.monotonic() < deadline:
         assert process.poll() is None, "apply ended before it sent " + method
@@ -476,3 +481,44 @@ def test_a_member_deleted_on_the_site_is_reported_once_and_never_jams_the_pipeli
             assert pruned.complete and "crew" not in {g["name"] for g in site.dump()["groups"]}
 
     asyncio.run(run())
+
+
+def test_a_creation_that_lands_after_the_next_apply_read_is_still_managed(
+    tmp_path: Path,
+) -> None:
+    """An apply is killed with its ``workspace_add`` still on its way: the site carries it out
+    a moment later. The next apply, started at once, must not read the site before the
+    creation could have landed and settle it as "never happened": the workspace would then
+    exist with no record naming it, and prune (or a plan that declares it) would never see
+    it as the tool's."""
+    documents = {
+        "late.yaml": {"version": 1, "workspaces": [{"name": "Late Arrival", "users": []}]},
+        "none.yaml": {"version": 1, "workspaces": [], "policy": {"prune": True}},
+    }
+    for name, document in documents.items():
+        (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
+    with loopback_site(tmp_path) as site:
+        store = DirectoryRecords(tmp_path / ".reconciler", site.url)
+        assert site.run("plan", "late.yaml", "-o", "late.json").returncode == EXIT_OK
+        saved = json.loads((tmp_path / "late.json").read_text())
+        (workspace_add,) = [action_from_data(a) for a in saved["actions"]]
+        with store.lock(Holder.current("killed apply (test)")) as lease:
+            # what the killed apply left: the intent of a write that may land until then...
+            Journal(store, lease, store.load().version).write(
+                "intent", workspace_add, until=time.time() + 20
+            )
+
+        def lands_late() -> None:  # ...and the site carrying it out while the next one reads
+            time.sleep(1.5)
+            site.api(lambda client: client.workspace_add(["Late Arrival"], WorkspaceSettings(True)))
+
+        landing = threading.Thread(target=lands_late)
+        landing.start()
+        try:
+            pruned = site.run("apply", "none.yaml", "--auto-approve", "--force")
+        finally:
+            landing.join()
+        assert pruned.returncode == EXIT_OK, pruned.stderr
+        assert "Waited" in pruned.stderr + pruned.stdout
+        assert "Late Arrival" not in site.workspaces()  # recorded as the tool's, then pruned
+        assert ledger.read(store).records.pending == ()

@@ -162,7 +162,8 @@ class Executor:
                 action, "skipped", "the records could not be written, so no more writes are sent"
             )
         try:
-            self.journal.write("intent", action)  # no write is ever sent unjournaled
+            # no write is ever sent unjournaled; ``until``: when it can no longer land
+            self.journal.write("intent", action, until=self._lands_by())
         except StateError:
             self.halted = True
             raise
@@ -171,7 +172,7 @@ class Executor:
         except asyncio.CancelledError:
             # Interrupted (Ctrl-C) while the write was under way: it may have happened. Kept
             # as pending, the next apply reads the site before sending it again.
-            self.events.append(Pending(action))
+            self.events.append(Pending(action, self._lands_by()))
             raise
         except OutcomeUnknown as exc:
             return await self._after_unknown(action, attempt, late=exc.late)
@@ -188,6 +189,11 @@ class Executor:
             self.journal.write("unknown", action, reason=doubt)
             return await self._after_unknown(action, attempt, doubt)
         return self._done(action, result, result.note)
+
+    def _lands_by(self) -> float:
+        """Until when a write sent now may still land on the site: the call's whole deadline
+        (``--timeout``) from now. A read before then cannot prove it did not happen."""
+        return time.time() + self.client.config.timeout
 
     def _known(self) -> Known:
         return Known(self.before_ids, self.recorded_ids, dict(self.new_ids))
@@ -233,8 +239,8 @@ class Executor:
         return Outcome(action, "failed", str(exc))
 
     def _unknown(self, action: WriteAction, reason: str) -> Outcome:
-        self.journal.write("unknown", action, reason=reason)
-        self.events.append(Pending(action))
+        self.journal.write("unknown", action, reason=reason, until=self._lands_by())
+        self.events.append(Pending(action, self._lands_by()))
         return Outcome(action, "unknown", reason)
 
 

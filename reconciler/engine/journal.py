@@ -62,6 +62,7 @@ def recover(entries: Iterable[dict[str, Any]], version: int) -> Recovered:
     """
     events: list[Event] = []
     last: dict[str, tuple[str, WriteAction]] = {}
+    until: dict[str, float] = {}
     problems: list[str] = []
     writes = 0
     for number, entry in enumerate(entries, 1):
@@ -81,5 +82,12 @@ def recover(entries: Iterable[dict[str, Any]], version: int) -> Recovered:
             )
             continue
         last[action.id] = (event, action)
-    events += [Pending(action) for event, action in last.values() if event in ("intent", "unknown")]
+        lands_by = entry.get("until")
+        if isinstance(lands_by, int | float) and not isinstance(lands_by, bool):
+            until[action.id] = max(float(lands_by), until.get(action.id, 0.0))
+    events += [
+        Pending(action, until.get(action.id))
+        for event, action in last.values()
+        if event in ("intent", "unknown")
+    ]
     return Recovered(events, writes, problems)

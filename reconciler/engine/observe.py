@@ -15,7 +15,7 @@ from reconciler import __version__
 from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.live import LiveReader, Progress
-from reconciler.engine.pending import settle
+from reconciler.engine.pending import settle, wait_for_landing
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
@@ -117,7 +117,16 @@ async def observe(
     desired: DesiredSite, site: Site, records: Records, options: PlanOptions
 ) -> Observation:
     """Read and compare: the whole site, or (``options.changed``) the touched set only, or
-    (``--target``/``--exclude``) the selected objects only."""
+    (``--target``/``--exclude``) the selected objects only. Creations an interrupted apply
+    sent are given the time to land first (``pending.wait_for_landing``)."""
+    waited = await wait_for_landing(site.client, records)
+    seen = await _observe_selected(desired, site, records, options)
+    return _with_notices(seen, waited) if waited else seen
+
+
+async def _observe_selected(
+    desired: DesiredSite, site: Site, records: Records, options: PlanOptions
+) -> Observation:
     selection = Selection(options.targets, options.excludes)
     if selection:
         targeted = selected(desired, records, selection)

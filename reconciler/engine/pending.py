@@ -10,9 +10,15 @@ records matter for pruning; each write kind says what a read proves
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Literal
 
+from reconciler.api.client import SiteClient
 from reconciler.engine.actions import MalformedAction, action_from_data
+from reconciler.engine.actions.base import WriteAction
 from reconciler.engine.records import Event, MembersGone, PendingCleared, Records, reduce
 from reconciler.model import LiveSite
 
@@ -23,6 +29,67 @@ def settle(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
     records, gone = drop_dead_members(records, live)
     settled, learnt = _settle_pending(records, live)
     return settled, gone + learnt
+
+
+CREATIONS = frozenset({"workspace_add", "user_group_add", "user_add"})
+"""Writes whose late arrival would leave an object no record names (or one made twice)."""
+POLL_SECONDS = 0.5
+
+
+async def wait_for_landing(
+    client: SiteClient,
+    records: Records,
+    *,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> str | None:
+    """Before a read that settles pending writes: wait until every creation an interrupted
+    apply sent shows on the site, or can no longer land (``records.pending_until``).
+
+    Why: a process killed mid-apply leaves its last request on its way, or still being carried
+    out by the site. A read that comes before it lands would settle the creation as "never
+    happened", and the object would then appear with no record naming it -- never managed,
+    never pruned (or, declared, created a second time). Waiting costs nothing when the
+    creations show at once, and at most the sender's ``--timeout`` otherwise. Returns a
+    sentence for the user when it waited, else None.
+    """
+    until = records.pending_until
+    if until is None or clock() >= until:
+        return None
+    waiting = [
+        action
+        for data in records.pending
+        if (action := _readable(data)) is not None and action.method in CREATIONS
+    ]
+    started = clock()
+    while waiting and clock() < until:
+        still: list[WriteAction] = []
+        for action in waiting:
+            settlement = await action.settle(client)
+            if settlement.remaining is not None and not settlement.cannot_tell:
+                still.append(settlement.remaining)
+        waiting = still
+        if waiting:
+            await sleep(max(0.0, min(POLL_SECONDS, until - clock())))
+    if clock() - started < POLL_SECONDS and not waiting:
+        return None
+    deadline = datetime.fromtimestamp(until, UTC).strftime("%H:%M:%S UTC")
+    outcome = (
+        "they did not show by then, so they never happened"
+        if waiting
+        else "they all showed before then"
+    )
+    return (
+        f"Waited {clock() - started:.1f} s for creations an interrupted apply had sent (they "
+        f"could still land until {deadline}); {outcome}."
+    )
+
+
+def _readable(data: dict[str, object]) -> WriteAction | None:
+    try:
+        return action_from_data(data)
+    except MalformedAction:
+        return None  # reported by settle, which drops it
 
 
 def drop_dead_members(records: Records, live: LiveSite) -> tuple[Records, list[str]]:

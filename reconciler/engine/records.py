@@ -109,6 +109,9 @@ class Records:
     users: Mapping[str, RecordedUser] = field(default_factory=dict)
     applied_plans: tuple[str, ...] = ()
     pending: tuple[dict[str, Any], ...] = ()  # action data of writes of unknown outcome
+    # Until when (Unix time) a pending write may still land on the site: the sender's
+    # --timeout after it sent it. A read before then does not prove a creation did not happen.
+    pending_until: float | None = None
     # What a change-scoped plan compares against: the desired form of each declared object
     # when the site last matched it ("workspace:Name" -> digest), the user references last
     # resolved (reference -> (user ID, username)), and when the whole site was last read.
@@ -144,7 +147,8 @@ class Records:
         """The records as the state backend stores them (one JSON document)."""
         kept = replace(self, applied_plans=self.applied_plans[-MAX_APPLIED_PLANS:])
         data: dict[str, Any] = {"format": RECORDS_FORMAT, **codec.to_data(kept)}
-        for optional in ("moved_to", "last_drift"):  # absent unless set: older readers agree
+        # absent unless set: older readers agree
+        for optional in ("moved_to", "last_drift", "pending_until"):
             if data[optional] is None:
                 del data[optional]
         return data
@@ -183,6 +187,7 @@ class Tables:
         self.users = dict(records.users)
         self.applied_plans = list(records.applied_plans)
         self.pending = list(records.pending)
+        self.pending_until = records.pending_until
         self.digests = dict(records.digests)
         self.references = dict(records.references)
         self.last_full_read = records.last_full_read
@@ -198,6 +203,7 @@ class Tables:
             self.users,
             tuple(self.applied_plans[-MAX_APPLIED_PLANS:]),
             tuple(self.pending),
+            self.pending_until if self.pending else None,
             self.digests,
             self.references,
             self.last_full_read,
@@ -372,6 +378,7 @@ class PendingCleared(Event):
 
     def fold(self, tables: Tables) -> None:
         tables.pending.clear()
+        tables.pending_until = None
 
 
 # --- reading stored records --------------------------------------------------------------

@@ -279,9 +279,12 @@ class Pending(Event):
     """A write whose outcome is unknown: settled against the next read of the site."""
 
     action: WriteAction
+    until: float | None = None  # it may still land on the site until then (Unix time)
 
     def fold(self, tables: Tables) -> None:
         data = self.action.to_data()
         if data not in tables.pending:
             tables.pending.append(data)
+        if self.until is not None:
+            tables.pending_until = max(tables.pending_until or 0.0, self.until)
         self.action.fold_unknown(tables)
