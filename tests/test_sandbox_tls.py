@@ -35,7 +35,7 @@ def test_an_https_sandbox_is_trusted_through_its_ca_file(https_site: LoopbackSit
 
 
 def test_the_ca_file_can_come_from_the_environment(https_site: LoopbackSite) -> None:
-    env = {**https_site.env, "SITE_CA_FILE": str(https_site.workdir / "tls" / "ca.pem")}
+    env = {**https_site.env, "RECONCILER_CA_FILE": str(https_site.workdir / "tls" / "ca.pem")}
     planned = subprocess.run(
         [*reconciler_command(), "plan", "site.yaml", "--detailed-exitcode"],
         cwd=https_site.workdir, env=env, capture_output=True, text=True, timeout=120,
