@@ -522,3 +522,42 @@ def test_a_creation_that_lands_after_the_next_apply_read_is_still_managed(
         assert "Waited" in pruned.stderr + pruned.stdout
         assert "Late Arrival" not in site.workspaces()  # recorded as the tool's, then pruned
         assert ledger.read(store).records.pending == ()
+
+
+def test_a_deletion_that_lands_after_the_next_apply_read_is_not_taken_as_undone(
+    tmp_path: Path,
+) -> None:
+    """The same race for a deletion: a killed apply's ``workspace_delete`` lands while the next
+    apply reads. Taken as "never happened", the record of a workspace that is gone would stay,
+    and the manifest that declares it again would not create it."""
+    documents = {
+        "keep.yaml": {"version": 1, "workspaces": [{"name": "Doomed", "users": []}]},
+        "none.yaml": {"version": 1, "workspaces": [], "policy": {"prune": True}},
+    }
+    for name, document in documents.items():
+        (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
+    with loopback_site(tmp_path) as site:
+        store = DirectoryRecords(tmp_path / ".reconciler", site.url)
+        assert site.run("apply", "keep.yaml", "--auto-approve").returncode == EXIT_OK
+        doomed = site.workspaces()["Doomed"]["id"]
+        assert site.run("plan", "none.yaml", "-o", "none.json").returncode == EXIT_OK
+        saved = json.loads((tmp_path / "none.json").read_text())
+        (workspace_delete,) = [action_from_data(a) for a in saved["actions"]]
+        with store.lock(Holder.current("killed apply (test)")) as lease:
+            Journal(store, lease, store.load().version).write(
+                "intent", workspace_delete, until=time.time() + 20
+            )
+
+        def lands_late() -> None:
+            time.sleep(1.5)
+            site.api(lambda client: client.workspace_delete(doomed))
+
+        landing = threading.Thread(target=lands_late)
+        landing.start()
+        try:
+            kept = site.run("apply", "keep.yaml", "--auto-approve")
+        finally:
+            landing.join()
+        assert kept.returncode == EXIT_OK, kept.stderr
+        assert "Doomed" in site.workspaces()  # created again, as the manifest declares
+        assert site.run("plan", "keep.yaml", "--detailed-exitcode").returncode == EXIT_OK

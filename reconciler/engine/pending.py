@@ -31,8 +31,13 @@ def settle(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
     return settled, gone + learnt
 
 
-CREATIONS = frozenset({"workspace_add", "user_group_add", "user_add"})
-"""Writes whose late arrival would leave an object no record names (or one made twice)."""
+WATCHED = frozenset(
+    {"workspace_add", "user_group_add", "user_add", "workspace_delete", "user_group_delete",
+     "user_delete"}
+)  # fmt: skip
+"""Writes whose late arrival would leave the records wrong: a creation would leave an object
+no record names (or one made twice), a deletion a record of an object that is gone, whose
+name the next plan would then not create again."""
 POLL_SECONDS = 0.5
 
 
@@ -43,14 +48,16 @@ async def wait_for_landing(
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> str | None:
-    """Before a read that settles pending writes: wait until every creation an interrupted
-    apply sent shows on the site, or can no longer land (``records.pending_until``).
+    """Before a read that settles pending writes: wait until every creation or deletion an
+    interrupted apply sent shows on the site, or can no longer land
+    (``records.pending_until``).
 
     Why: a process killed mid-apply leaves its last request on its way, or still being carried
     out by the site. A read that comes before it lands would settle the creation as "never
     happened", and the object would then appear with no record naming it -- never managed,
-    never pruned (or, declared, created a second time). Waiting costs nothing when the
-    creations show at once, and at most the sender's ``--timeout`` otherwise. Returns a
+    never pruned (or, declared, created a second time); a deletion that lands after the read
+    leaves a record of a workspace that is gone. Waiting costs nothing when the writes show at
+    once, and at most the sender's ``--timeout`` otherwise. Returns a
     sentence for the user when it waited, else None.
     """
     until = records.pending_until
@@ -59,7 +66,7 @@ async def wait_for_landing(
     waiting = [
         action
         for data in records.pending
-        if (action := _readable(data)) is not None and action.method in CREATIONS
+        if (action := _readable(data)) is not None and action.method in WATCHED
     ]
     started = clock()
     while waiting and clock() < until:
@@ -80,7 +87,7 @@ async def wait_for_landing(
         else "they all showed before then"
     )
     return (
-        f"Waited {clock() - started:.1f} s for creations an interrupted apply had sent (they "
+        f"Waited {clock() - started:.1f} s for writes an interrupted apply had sent (they "
         f"could still land until {deadline}); {outcome}."
     )
 
