@@ -10,16 +10,15 @@ credentials, path and query never appear in any output or file.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
+from tests.support.hostile_server import Reply, Request, hostile_server, text_reply
 from tests.support.loopback import LoopbackSite
 
 SECRETS = ("hook-pass", "T0SECRETPATH", "QUERYSECRET")
@@ -42,31 +41,18 @@ class Receiver:
         bodies, self.bodies = self.bodies, []
         return bodies
 
+    def answer(self, request: Request) -> Reply:
+        self.bodies.append(json.loads(request.body))
+        ok = self.status == 200
+        return text_reply("ok" if ok else "no: " + request.target, self.status, "text/plain")
+
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     state = Receiver(0)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            state.bodies.append(json.loads(self.rfile.read(length)))
-            self.send_response(state.status)
-            self.end_headers()
-            self.wfile.write(b"ok" if state.status == 200 else b"no: " + self.path.encode())
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with hostile_server(state.answer) as server:
+        state.port = int(server.url.rsplit(":", 1)[1])
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def no_secret_anywhere(site: LoopbackSite) -> None:

@@ -22,6 +22,7 @@ import signal
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -483,6 +484,39 @@ def test_a_member_deleted_on_the_site_is_reported_once_and_never_jams_the_pipeli
     asyncio.run(run())
 
 
+def _leave_an_intent(site: LoopbackSite, manifest: str) -> None:
+    """What an apply killed mid-write leaves: the intent of the one write a plan of
+    ``manifest`` makes, which may still land for 20 s."""
+    assert site.run("plan", manifest, "-o", "doubt.json").returncode == EXIT_OK
+    saved = json.loads((site.workdir / "doubt.json").read_text())
+    (action,) = [action_from_data(a) for a in saved["actions"]]
+    store = DirectoryRecords(site.workdir / ".reconciler", site.url)
+    with store.lock(Holder.current("killed apply (test)")) as lease:
+        Journal(store, lease, store.load().version).write("intent", action, until=time.time() + 20)
+
+
+def _apply_while_it_lands(site: LoopbackSite, manifest: str, lands: Callable[[], None]) -> str:
+    """``apply manifest`` while the site carries the write out 1.5 s in; its output."""
+
+    def late() -> None:
+        time.sleep(1.5)
+        lands()
+
+    landing = threading.Thread(target=late)
+    landing.start()
+    try:
+        applied = site.run("apply", manifest, "--auto-approve", "--force")
+    finally:
+        landing.join()
+    assert applied.returncode == EXIT_OK, applied.stderr
+    return applied.stderr + applied.stdout
+
+
+def _write_documents(directory: Path, documents: dict[str, Any]) -> None:
+    for name, document in documents.items():
+        (directory / name).write_text(yaml.safe_dump(document), encoding="utf-8")
+
+
 def test_a_creation_that_lands_after_the_next_apply_read_is_still_managed(
     tmp_path: Path,
 ) -> None:
@@ -491,36 +525,20 @@ def test_a_creation_that_lands_after_the_next_apply_read_is_still_managed(
     creation could have landed and settle it as "never happened": the workspace would then
     exist with no record naming it, and prune (or a plan that declares it) would never see
     it as the tool's."""
-    documents = {
+    _write_documents(tmp_path, {
         "late.yaml": {"version": 1, "workspaces": [{"name": "Late Arrival", "users": []}]},
         "none.yaml": {"version": 1, "workspaces": [], "policy": {"prune": True}},
-    }
-    for name, document in documents.items():
-        (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
+    })  # fmt: skip
     with loopback_site(tmp_path) as site:
-        store = DirectoryRecords(tmp_path / ".reconciler", site.url)
-        assert site.run("plan", "late.yaml", "-o", "late.json").returncode == EXIT_OK
-        saved = json.loads((tmp_path / "late.json").read_text())
-        (workspace_add,) = [action_from_data(a) for a in saved["actions"]]
-        with store.lock(Holder.current("killed apply (test)")) as lease:
-            # what the killed apply left: the intent of a write that may land until then...
-            Journal(store, lease, store.load().version).write(
-                "intent", workspace_add, until=time.time() + 20
-            )
-
-        def lands_late() -> None:  # ...and the site carrying it out while the next one reads
-            time.sleep(1.5)
-            site.api(lambda client: client.workspace_add(["Late Arrival"], WorkspaceSettings(True)))
-
-        landing = threading.Thread(target=lands_late)
-        landing.start()
-        try:
-            pruned = site.run("apply", "none.yaml", "--auto-approve", "--force")
-        finally:
-            landing.join()
-        assert pruned.returncode == EXIT_OK, pruned.stderr
-        assert "Waited" in pruned.stderr + pruned.stdout
+        _leave_an_intent(site, "late.yaml")
+        output = _apply_while_it_lands(
+            site,
+            "none.yaml",
+            lambda: site.api(lambda c: c.workspace_add(["Late Arrival"], WorkspaceSettings())),
+        )
+        assert "Waited" in output
         assert "Late Arrival" not in site.workspaces()  # recorded as the tool's, then pruned
+        store = DirectoryRecords(tmp_path / ".reconciler", site.url)
         assert ledger.read(store).records.pending == ()
 
 
@@ -530,34 +548,16 @@ def test_a_deletion_that_lands_after_the_next_apply_read_is_not_taken_as_undone(
     """The same race for a deletion: a killed apply's ``workspace_delete`` lands while the next
     apply reads. Taken as "never happened", the record of a workspace that is gone would stay,
     and the manifest that declares it again would not create it."""
-    documents = {
+    _write_documents(tmp_path, {
         "keep.yaml": {"version": 1, "workspaces": [{"name": "Doomed", "users": []}]},
         "none.yaml": {"version": 1, "workspaces": [], "policy": {"prune": True}},
-    }
-    for name, document in documents.items():
-        (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
+    })  # fmt: skip
     with loopback_site(tmp_path) as site:
-        store = DirectoryRecords(tmp_path / ".reconciler", site.url)
         assert site.run("apply", "keep.yaml", "--auto-approve").returncode == EXIT_OK
         doomed = site.workspaces()["Doomed"]["id"]
-        assert site.run("plan", "none.yaml", "-o", "none.json").returncode == EXIT_OK
-        saved = json.loads((tmp_path / "none.json").read_text())
-        (workspace_delete,) = [action_from_data(a) for a in saved["actions"]]
-        with store.lock(Holder.current("killed apply (test)")) as lease:
-            Journal(store, lease, store.load().version).write(
-                "intent", workspace_delete, until=time.time() + 20
-            )
-
-        def lands_late() -> None:
-            time.sleep(1.5)
-            site.api(lambda client: client.workspace_delete(doomed))
-
-        landing = threading.Thread(target=lands_late)
-        landing.start()
-        try:
-            kept = site.run("apply", "keep.yaml", "--auto-approve")
-        finally:
-            landing.join()
-        assert kept.returncode == EXIT_OK, kept.stderr
+        _leave_an_intent(site, "none.yaml")
+        _apply_while_it_lands(
+            site, "keep.yaml", lambda: site.api(lambda c: c.workspace_delete(doomed))
+        )
         assert "Doomed" in site.workspaces()  # created again, as the manifest declares
         assert site.run("plan", "keep.yaml", "--detailed-exitcode").returncode == EXIT_OK

@@ -24,7 +24,7 @@ from reconciler.cli.options import (
 from reconciler.cli.plan import warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.review import TerminalReview
-from reconciler.cli.target import check_plan_location, locate, open_site, read_plan
+from reconciler.cli.target import locate_manifest, locate_saved_plan, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, Interrupted
@@ -75,15 +75,11 @@ async def _apply(
     paths = tuple(str(p) for p in (source[1:] if saved else source))
     manifest = load_desired(paths) if paths else None
     desired = manifest.desired if manifest else None
-    target = locate(
-        opts,
-        paths,
-        manifest_site_url=desired.site_url if desired else None,
-        manifest_state=desired.state if desired else None,
-        plan=saved,
-    )
     if saved is not None:
-        check_plan_location(saved, target.state)
+        target = locate_saved_plan(opts, saved, paths, desired)
+    else:
+        assert desired is not None  # click requires a SOURCE
+        target = locate_manifest(opts, paths, desired)
     command = "apply " + " ".join(str(p) for p in source)
     async with open_site(opts, target, review.progress, command=command) as site:
         if saved is not None:

@@ -23,7 +23,7 @@ from reconciler.cli.options import (
     records_options,
     show_unmanaged_option,
 )
-from reconciler.cli.target import check_plan_location, locate, read_plan, records_at
+from reconciler.cli.target import locate_saved_plan, read_plan, records_at
 from reconciler.engine import workflow
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.errors import EXIT_OK
@@ -66,14 +66,7 @@ def show(
     """
     saved = read_plan(plan_path)
     desired = load_desired(paths).desired if paths else None
-    target = locate(
-        site_opts,
-        paths,
-        manifest_site_url=desired.site_url if desired else None,
-        manifest_state=desired.state if desired else None,
-        plan=saved,
-    )
-    check_plan_location(saved, target.state)
+    target = locate_saved_plan(site_opts, saved, paths, desired)
     with records_at(site_opts, target) as store:
         plan = workflow.show_saved(saved, store, PlanSecret.from_environment(os.environ))
     click.echo(render_plan(plan, fmt, site_opts.color, show_unmanaged), nl=False)

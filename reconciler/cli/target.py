@@ -126,6 +126,23 @@ def _same_location(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
+def locate_saved_plan(
+    opts: SiteOptions, saved: PlanFile, paths: tuple[str, ...], desired: DesiredSite | None
+) -> Target:
+    """The site and records for a saved plan (and the manifest it came from, if given): found
+    as for any command, never from the plan file, which is refused (exit 3) if it was made
+    against other records. Shared by ``apply PLAN.json`` and ``show``."""
+    target = locate(
+        opts,
+        paths,
+        manifest_site_url=desired.site_url if desired else None,
+        manifest_state=desired.state if desired else None,
+        plan=saved,
+    )
+    check_plan_location(saved, target.state)
+    return target
+
+
 def locate_manifest(opts: SiteOptions, paths: tuple[str, ...], desired: DesiredSite) -> Target:
     """The site and records for a manifest: what it declares, unless options say otherwise."""
     return locate(opts, paths, manifest_site_url=desired.site_url, manifest_state=desired.state)

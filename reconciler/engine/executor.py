@@ -239,8 +239,9 @@ class Executor:
         return Outcome(action, "failed", str(exc))
 
     def _unknown(self, action: WriteAction, reason: str) -> Outcome:
-        self.journal.write("unknown", action, reason=reason, until=self._lands_by())
-        self.events.append(Pending(action, self._lands_by()))
+        lands_by = self._lands_by()
+        self.journal.write("unknown", action, reason=reason, until=lands_by)
+        self.events.append(Pending(action, lands_by))
         return Outcome(action, "unknown", reason)
 
 

@@ -69,16 +69,18 @@ async def wait_for_landing(
         if (action := _readable(data)) is not None and action.method in WATCHED
     ]
     started = clock()
+    slept = False
+    # One read per poll: only the first write not yet seen is checked again, since waiting
+    # ends early only once every one of them has shown.
     while waiting and clock() < until:
-        still: list[WriteAction] = []
-        for action in waiting:
-            settlement = await action.settle(client)
-            if settlement.remaining is not None and not settlement.cannot_tell:
-                still.append(settlement.remaining)
-        waiting = still
-        if waiting:
-            await sleep(max(0.0, min(POLL_SECONDS, until - clock())))
-    if clock() - started < POLL_SECONDS and not waiting:
+        settlement = await waiting[0].settle(client)
+        if settlement.remaining is None or settlement.cannot_tell:
+            waiting.pop(0)
+            continue
+        waiting[0] = settlement.remaining
+        await sleep(max(0.0, min(POLL_SECONDS, until - clock())))
+        slept = True
+    if not slept:
         return None
     deadline = datetime.fromtimestamp(until, UTC).strftime("%H:%M:%S UTC")
     outcome = (
