@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import types
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -80,11 +81,16 @@ def _as_a_child(
 ) -> Iterator[None]:
     """The working directory and environment of a child process, and the garbage collector
     as it was: ``main`` freezes what start-up built and raises the collection threshold,
-    right for a short-lived process, not for a test session that runs it a thousand times."""
+    right for a short-lived process, not for a test session that runs it a thousand times.
+    The console script's ``__main__`` is a module of no package."""
     here = Path.cwd()
     saved_environment = dict(os.environ)
     threshold = gc.get_threshold()
+    main_module = sys.modules["__main__"]
     try:
+        # click names the program after ``__main__``: under ``python -m pytest`` it would be
+        # "python -m pytest.reconciler" (in usage lines, and shell completion's variable)
+        sys.modules["__main__"] = types.ModuleType("__main__")
         if env is not None:
             os.environ.clear()
             os.environ.update(env)
@@ -92,6 +98,7 @@ def _as_a_child(
             os.chdir(cwd)
         yield
     finally:
+        sys.modules["__main__"] = main_module
         os.chdir(here)
         if env is not None:
             os.environ.clear()
