@@ -10,7 +10,8 @@ import pytest
 
 from reconciler.sandbox.server import running_sandbox
 from tests.support.cli_runner import run_reconciler
-from tests.test_cli_hints import ROOT, command_at, commands, help_text
+from tests.support.commands import command_at, commands, help_text
+from tests.support.readme import ROOT
 
 EXIT_CODES = {
     ("validate",): {0, 1},
