@@ -26,7 +26,7 @@ from reconciler.api.errors import (
 )
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.settings import DEFAULTS
-from tests.test_client import (
+from tests.support.client_site import (
     FORMATS,
     VIEWER_KEY,
     VIEWER_SECRET,
