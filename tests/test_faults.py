@@ -30,18 +30,22 @@ import pytest
 import yaml
 
 from reconciler.api.answers import WorkspaceSettings
-from reconciler.api.errors import SiteError
 from reconciler.engine import ledger, workflow
 from reconciler.engine.actions import ACTION_TYPES, action_from_data
 from reconciler.engine.journal import Journal
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.workflow import AutoApprove, Manifest
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
-from reconciler.model import DesiredSite
 from reconciler.sandbox.settings import PROFILES, SandboxSettings
 from reconciler.state.backend import Holder
 from reconciler.state.directory import DirectoryRecords
-from tests.support.engine_site import SITE_URL, EngineSite, engine_site
+from tests.support.engine_site import SITE_URL, engine_site
+from tests.support.fault_runs import (
+    apply_until_complete,
+    changed_document,
+    converge_under_faults,
+    example_document,
+)
 from tests.support.figures import tally
 from tests.support.invariants import example_site_problems, name_counts
 from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site
@@ -91,32 +95,12 @@ RATE_LIMITED: dict[str, tuple[dict[str, Any], float | None]] = {
 }
 CI_SEEDS = range(3)
 SOAK_SEEDS = range(3, 43)
-MAX_APPLIES = 20
-
-
-def _example_document(prune: bool = False) -> dict[str, Any]:
-    document = yaml.safe_load(EXAMPLE_SITE.read_text(encoding="utf-8"))
-    document["policy"]["prune"] = prune
-    return document  # type: ignore[no-any-return]
-
-
-def _changed_document() -> dict[str, Any]:
-    """The example, changed: a workspace and a group leave (prune on), members come and go."""
-    document = _example_document()
-    document["workspaces"] = [ws for ws in document["workspaces"] if ws["name"] != "Marketing"]
-    document["workspaces"][0]["users"] = ["alice", "erin", 1042]  # Finance: bob leaves
-    document["workspaces"].append({"name": "Research", "users": ["ivan", "judy"]})
-    document["groups"] = [g for g in document["groups"] if g["name"] != "managers"]
-    auditors = next(g for g in document["groups"] if g["name"] == "auditors")
-    auditors["members"] = ["mallory", "heidi"]
-    document["policy"]["prune"] = True
-    return document
 
 
 def _kill_test_documents() -> dict[str, dict[str, Any]]:
     """The example and a much changed version, each pruning the other's objects: every
     switch between them has tens of writes, deletions included, for a kill to interrupt."""
-    example, changed = _example_document(prune=True), _changed_document()
+    example, changed = example_document(prune=True), changed_document()
     changed["workspaces"] += [
         {"name": f"Project {n:02}", "users": [(n + k) % 9 + 1001 for k in range(3)]}
         for n in range(12)
@@ -130,52 +114,6 @@ def _kill_test_documents() -> dict[str, dict[str, Any]]:
 
 
 SWITCH_FILES = "--force"  # each file prunes every object of the other: the guard is meant to ask
-
-
-async def apply_until_complete(
-    site: EngineSite, desired: DesiredSite, runs: Counter[str], options: PlanOptions | None = None
-) -> None:
-    """Apply again and again, as an operator would, until one apply completes."""
-    for _ in range(MAX_APPLIES):
-        runs["applies"] += 1
-        try:
-            outcome = await site.apply(desired, options)
-        except SiteError as exc:  # a read that failed five times: the run ends with an error
-            runs[f"applies ended by {type(exc).__name__}"] += 1
-            continue
-        if outcome.complete:
-            return
-        runs["incomplete applies"] += 1
-        report = outcome.report
-        assert report is not None
-        runs["actions of unknown outcome"] += report.count("unknown")
-        runs["actions failed"] += report.count("failed")
-    raise AssertionError(f"no apply completed in {MAX_APPLIES} tries")
-
-
-async def converge_under_faults(
-    faults: dict[str, Any], seed: int, directory: Path, rate_limit: float | None = None
-) -> Counter[str]:
-    """Both manifests applied in turn under ``faults``; the site checked after each."""
-    runs: Counter[str] = Counter()
-    settings = SandboxSettings(**faults, random_seed=seed)
-    options: dict[str, Any] = {} if rate_limit is None else {"rate_limit": rate_limit}
-    if "rate_limit" in faults:
-        options["sleep"] = asyncio.sleep  # the site's window is real time: so are the waits
-    async with engine_site(example_seed(), directory / "state", settings, **options) as site:
-        initial = site.dump()
-        for document in (_example_document(), _changed_document()):
-            desired = load_desired(document, directory / "manifest.yaml")
-            site.set_faults(**faults)
-            await apply_until_complete(site, desired, runs)
-            site.set_faults(fail_rate=0.0, drop_after_commit_rate=0.0, rate_limit=0)
-            again = await site.plan(desired, PlanOptions())
-            assert again.actions == (), [a.summary() for a in again.actions]
-            expectation = Expectation.of(desired, initial["users"])
-            assert example_site_problems(initial, site.dump(), expectation) == []
-            runs["manifests converged"] += 1
-        runs.update(site.tap.seen)
-    return runs
 
 
 @pytest.mark.parametrize("seed", CI_SEEDS)
@@ -211,7 +149,7 @@ def test_groups_hidden_by_the_site_are_never_created_twice(tmp_path: Path) -> No
     """A dropped ``user_group_add`` on a site that does not list groups cannot be checked:
     the group is marked uncertain, reported, and never created again."""
     runs: Counter[str] = Counter()
-    desired = load_desired(_example_document(), tmp_path / "site.yaml")
+    desired = load_desired(example_document(), tmp_path / "site.yaml")
     settings = SandboxSettings(
         omit_groups_in_location_access=True, drop_after_commit_rate=0.5, random_seed=4
     )
@@ -285,7 +223,7 @@ def test_the_cli_converges_with_every_switch_on(tmp_path: Path) -> None:
         applies = site.apply_until_ok("site.yaml", "--rate-limit", "50")
         site.faults(fail_rate=0.0, drop_after_commit_rate=0.0)
         assert site.run("plan", "site.yaml", "--detailed-exitcode").returncode == EXIT_OK
-        desired = load_desired(_example_document(), tmp_path / "check.yaml")
+        desired = load_desired(example_document(), tmp_path / "check.yaml")
         expectation = Expectation.of(desired, initial["users"])
         assert example_site_problems(initial, site.state(), expectation) == []
         calls = site.control("calls")["total"]

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 import reconciler
 from tests.support.cli_runner import CliOutcome, run_reconciler
 from tests.support.figures import tally
+from tests.support.hostile_yaml import billion_laughs
 from tests.support.loopback import EXAMPLE_SITE, reconciler_command
-from tests.test_manifest_hostile import _billion_laughs
 
 EXAMPLE = EXAMPLE_SITE.read_bytes()
 PACKAGE = Path(reconciler.__file__).parent
@@ -220,7 +220,7 @@ def _huge(path: Path) -> None:
 
 HOSTILE: dict[str, tuple[Callable[[Path], object], str]] = {
     "billion laughs": (
-        lambda p: p.write_text(_billion_laughs()),
+        lambda p: p.write_text(billion_laughs()),
         "aliases expand the document to more than 100,000 extra values",
     ),
     "a million brackets": (

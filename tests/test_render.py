@@ -14,7 +14,7 @@ from reconciler.errors import RefusedForSafety
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.markdown import MAX_PART_CHARS, markdown_parts, render_markdown
 from reconciler.render.text import render_text
-from tests.test_planner import CASES, plan_case
+from tests.support.plan_cases import CASES, plan_case
 
 
 def case(name: str) -> Plan:

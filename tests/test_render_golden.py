@@ -25,7 +25,7 @@ from reconciler.render.drift import render_drift_json, render_drift_markdown, re
 from reconciler.render.json import render_json
 from reconciler.render.markdown import markdown_parts, render_markdown
 from reconciler.render.text import render_text
-from tests.test_planner import plan_case
+from tests.support.plan_cases import plan_case
 
 GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = os.environ.get("RECONCILER_REGENERATE_GOLDEN") == "1"

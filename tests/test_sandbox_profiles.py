@@ -15,6 +15,7 @@ from tests.support.loopback import EXAMPLE_SEED
 from tests.support.sandbox_site import (
     ADMIN,
     BASE_URL,
+    METHODS,
     VIEWER,
     Who,
     error_of,
@@ -23,7 +24,6 @@ from tests.support.sandbox_site import (
     xml_root,
 )
 from tests.support.signing import sign
-from tests.test_sandbox_contract import METHODS
 
 pytestmark = pytest.mark.anyio
 
