@@ -5,13 +5,13 @@ published generic messages, PHP's JSON, signing over the site's own encoding).""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 import yaml
 
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED
-from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite, reconciler_command
+from tests.support.cli_runner import run_reconciler
+from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite
 
 
 @pytest.fixture(params=SANDBOX_PROFILES)
@@ -208,10 +208,7 @@ def test_the_site_runs_the_profile_under_test(site: LoopbackSite, sandbox_profil
     assert settings["published_messages"] is settings["php_json"] is published
     assert settings["errors_as_200"] is settings["strict_signing"] is published
     env = {**site.env, "RECONCILER_API_SECRET": "wrong-secret"}
-    refused = subprocess.run(
-        [*reconciler_command(), "plan", "site.yaml"],
-        cwd=site.workdir, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    refused = run_reconciler("plan", "site.yaml", cwd=site.workdir, env=env)
     site.transcript += [refused.stdout, refused.stderr]
     assert refused.returncode == EXIT_ERROR
     assert "Traceback" not in refused.stderr

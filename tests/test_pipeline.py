@@ -29,6 +29,7 @@ from reconciler.errors import EXIT_CHANGES, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED
 from reconciler.sandbox.settings import SandboxSettings, profile_settings
 from reconciler.state.backend import Holder, SaveInfo
 from reconciler.state.locate import open_records, parse_location
+from tests.support.cli_runner import CliOutcome, run_reconciler
 from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite, loopback_site, reconciler_command
 from tests.support.postgres import PostgresServer, libpq_environment, running_postgres
 from tests.support.tcp_proxy import TcpProxy
@@ -63,15 +64,8 @@ class Runner:
         env["RECONCILER_STATE"] = self.state
         return env
 
-    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [*reconciler_command(), *args],
-            cwd=self.directory,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+    def run(self, *args: str) -> CliOutcome:
+        result = run_reconciler(*args, cwd=self.directory, env=self.env)
         self.outputs += [result.stdout, result.stderr]
         self.site.transcript += [result.stdout, result.stderr]
         assert "Traceback" not in result.stderr, result.stderr
@@ -215,8 +209,9 @@ def test_a_lock_held_elsewhere_is_refused_naming_the_holder(pipeline: Pipeline) 
     holder = pipeline.runner()
     process = holder.start("apply", "site/", "--auto-approve", "--concurrency", "1")
     try:
-        wait_for_writes(pipeline.site, 1)  # the holder has the lock and writes slowly
-        # both at once, while the holder still has minutes of writes to go
+        wait_for_writes(pipeline.site, 1)  # the holder has the lock and writes
+        pipeline.site.faults(latency_ms=600_000)  # its next write hangs until it is killed
+        # both at once, while the holder still holds the lock
         waiting = pipeline.runner().start("apply", "site/", "--auto-approve", "--lock-timeout", "1")
         refusing = pipeline.runner().start("apply", "site/", "--auto-approve")
         (_, refused), (_, waited) = refusing.communicate(60), waiting.communicate(60)
@@ -273,9 +268,11 @@ def test_a_holder_cut_off_loses_the_lock_and_its_late_writes_are_refused(
         )
         wait_for_writes(site, 1)
         proxy.cut()
-        time.sleep(3.0)  # longer than the lease: A has lost the lock
         site.faults(latency_ms=0)
-        finished = pipeline.runner().run("apply", "site/", "--auto-approve", "--lock-lease", "2")
+        # B waits for A's lease to lapse (2 s after A's last renewal), then takes the lock over
+        finished = pipeline.runner().run(
+            "apply", "site/", "--auto-approve", "--lock-lease", "2", "--lock-timeout", "30"
+        )
         assert finished.returncode == EXIT_OK, finished.stderr + finished.stdout
         assert "took the lock over" in finished.stderr
         proxy.heal()
@@ -402,8 +399,7 @@ def test_a_database_restart_mid_apply_loses_no_journal(
                 "apply", "team.yaml", "--auto-approve", "--concurrency", "1", "--lock-lease", "2"
             )
             wait_for_writes(site, 2)  # users created, groups being created
-            server.stop()
-            time.sleep(1)
+            server.stop()  # cut at once, as in a crash; back as soon as it can start
             server.start()
             _, stderr = site.collect(process)
             assert "Traceback" not in stderr and "never awaited" not in stderr, stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,8 @@ import pytest
 
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR
 from reconciler.sandbox.server import running_sandbox
-from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite, reconciler_command
+from tests.support.cli_runner import run_reconciler
+from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite
 
 
 @pytest.fixture
@@ -36,10 +36,9 @@ def test_an_https_sandbox_is_trusted_through_its_ca_file(https_site: LoopbackSit
 
 def test_the_ca_file_can_come_from_the_environment(https_site: LoopbackSite) -> None:
     env = {**https_site.env, "RECONCILER_CA_FILE": str(https_site.workdir / "tls" / "ca.pem")}
-    planned = subprocess.run(
-        [*reconciler_command(), "plan", "site.yaml", "--detailed-exitcode"],
-        cwd=https_site.workdir, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    planned = run_reconciler(
+        "plan", "site.yaml", "--detailed-exitcode", cwd=https_site.workdir, env=env
+    )
     https_site.transcript += [planned.stdout, planned.stderr]
     assert planned.returncode == EXIT_CHANGES, planned.stderr
 
