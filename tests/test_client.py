@@ -18,6 +18,8 @@ import pytest
 
 from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.boundary import UNKNOWN_OUTCOME_HINT, WRITE_FAILED_HINT
+from reconciler.api.client import SiteClient
+from reconciler.api.config import ClientConfig, Secret
 from reconciler.api.errors import (
     AuthenticationError,
     InvalidRequest,
@@ -41,6 +43,7 @@ from tests.support.client_site import (
     exercise_every_method,
     seed_with_users,
 )
+from tests.support.virtual_time import VirtualTime
 
 pytestmark = pytest.mark.anyio
 
@@ -212,7 +215,10 @@ async def test_names_with_commas_never_reach_the_site(site: Site) -> None:
 @pytest.mark.parametrize("errors_as_200", ERRORS_AS_200)
 async def test_rate_limited_reads_wait_for_retry_after(errors_as_200: bool) -> None:
     site = sandbox_with(SandboxSettings(rate_limit=2, errors_as_200=errors_as_200))
-    async with site.client(concurrency=1, real_sleep=True) as client:
+    assert site.app is not None
+    now = VirtualTime()
+    site.app.sandbox.clock = now.monotonic  # the site's window moves as the client waits
+    async with site.client(concurrency=1, waits_on=now) as client:
         for user_id in (1001, 1002, 1003):
             await client.user_info(user_id)
     assert site.sleeps == [1.0]  # the sandbox's Retry-After, not a backoff guess
@@ -442,12 +448,19 @@ async def test_concurrency_limit_is_shared_by_all_calls() -> None:
 
 
 async def test_rate_limit_spaces_requests() -> None:
+    """Eleven calls at one instant: each reserves the slot 20 ms after the one before and
+    waits until it comes (the clock stands still, so the waits are exactly the spacing)."""
     mock, seen = _mock(httpx.Response(200, json=USER))
-    async with Site(IN_PROCESS_URL).client(transport=mock, rate_limit=50.0) as client:
-        started = time.perf_counter()
+    waits: list[float] = []
+
+    async def wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    config = ClientConfig(IN_PROCESS_URL, "key", Secret("secret"), rate_limit=50.0)
+    async with SiteClient(config, transport=mock, sleep=wait, monotonic=lambda: 0.0) as client:
         await asyncio.gather(*(client.user_info(n) for n in range(11)))
-        elapsed = time.perf_counter() - started
-    assert len(seen) == 11 and elapsed >= 0.19  # 10 gaps of 20 ms
+    assert len(seen) == 11
+    assert sorted(waits) == pytest.approx([0.02 * n for n in range(1, 11)])  # 50 a second
 
 
 async def test_stats_snapshot_and_dict(site: Site) -> None:

@@ -434,10 +434,15 @@ def _leave_an_intent(site: LoopbackSite, manifest: str) -> None:
 
 
 def _apply_while_it_lands(site: LoopbackSite, manifest: str, lands: Callable[[], None]) -> str:
-    """``apply manifest`` while the site carries the write out 1.5 s in; its output."""
+    """``apply manifest``, and the site carries the write out once the apply has read the
+    workspaces and found it not there yet (it is then waiting for it); its output."""
+    site.control("calls/reset", {})
 
     def late() -> None:
-        time.sleep(1.5)
+        deadline = time.monotonic() + 60
+        while not site.control("calls")["methods"].get("workspace_list"):
+            assert time.monotonic() < deadline, "the apply never read the workspaces"
+            time.sleep(0.01)
         lands()
 
     landing = threading.Thread(target=late)

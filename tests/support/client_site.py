@@ -21,6 +21,7 @@ from reconciler.api.config import ClientConfig, Secret
 from reconciler.sandbox.app import SandboxApp
 from reconciler.sandbox.seed import load_seed_file
 from reconciler.sandbox.transport import SandboxTransport
+from tests.support.virtual_time import VirtualTime
 
 EXAMPLE_SEED = Path(__file__).parents[2] / "reconciler" / "sandbox" / "seeds" / "example.yaml"
 ADMIN_KEY, ADMIN_SECRET = "sandbox-admin-key", "sandbox-admin-secret"
@@ -83,17 +84,27 @@ class Site:
         secret: str = ADMIN_SECRET,
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
-        real_sleep: bool = False,
+        waits_on: VirtualTime | None = None,
         **options: Any,
     ) -> SiteClient:
-        """A client of this site; waits are recorded in ``sleeps`` (and only taken if asked)."""
+        """A client of this site; its waits are recorded in ``sleeps`` and cost no time.
+
+        ``waits_on``: the waits move that clock (which the site's rate limiter then shares, and
+        which ``--rate-limit`` spaces calls by) instead of being skipped.
+        """
 
         async def sleep(seconds: float) -> None:
             self.sleeps.append(seconds)
-            await asyncio.sleep(seconds if real_sleep else 0)
+            await (waits_on.sleep(seconds) if waits_on else asyncio.sleep(0))
 
         config = ClientConfig(self.url, key, Secret(secret), **{"backoff_base": 0.01, **options})
-        return SiteClient(config, transport=transport or self.transport(), clock=clock, sleep=sleep)
+        return SiteClient(
+            config,
+            transport=transport or self.transport(),
+            clock=clock,
+            sleep=sleep,
+            monotonic=waits_on.monotonic if waits_on else time.monotonic,
+        )
 
 
 async def exercise_every_method(site: Site, response_format: str) -> None:

@@ -6,7 +6,6 @@ Shared by the fault tests and the tests of the site's undocumented choices (``si
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from tests.support.invariants import example_site_problems
 from tests.support.loopback import EXAMPLE_SITE
 from tests.support.sandbox_site import example_seed
 from tests.support.site_strategies import Expectation, load_desired
+from tests.support.virtual_time import VirtualTime
 
 MAX_APPLIES = 20
 
@@ -74,8 +74,8 @@ async def converge_under_faults(
     runs: Counter[str] = Counter()
     settings = SandboxSettings(**faults, random_seed=seed)
     options: dict[str, Any] = {} if rate_limit is None else {"rate_limit": rate_limit}
-    if "rate_limit" in faults:
-        options["sleep"] = asyncio.sleep  # the site's window is real time: so are the waits
+    if "rate_limit" in faults:  # the site's window and the client's waits on one clock
+        options["waits_on"] = VirtualTime()
     async with engine_site(example_seed(), directory / "state", settings, **options) as site:
         initial = site.dump()
         for document in (example_document(), changed_document()):

@@ -160,13 +160,17 @@ def loopback_site(
 
 @contextmanager
 def serving_in_thread(
-    seed: Path | Mapping[str, Any], settings: SandboxSettings | None, *, log_path: Path
+    seed: Path | Mapping[str, Any],
+    settings: SandboxSettings | None,
+    *,
+    log_path: Path,
+    clock: Callable[[], float] | None = None,
 ) -> Iterator[str]:
     """``sandbox serve --port 0`` as the command runs it, in a thread; yields the base URL.
 
     The app is built in the server's thread (its SQLite store belongs to that thread) from
     the seed as the command reads it: a seed file is checked by ``load_seed_file``, with the
-    duplicate-names switch given beside it.
+    duplicate-names switch given beside it. ``clock`` is its rate limiter's clock.
     """
     ready, stopped = threading.Event(), threading.Event()
     found: dict[str, Any] = {}
@@ -180,6 +184,8 @@ def serving_in_thread(
                 else load_seed_file(seed, allow_duplicate_workspace_names=duplicates)
             )
             app = create_app(settings, seed=data)
+            if clock is not None:
+                app.sandbox.clock = clock
             sock = server._listen("127.0.0.1", 0)
             config = uvicorn.Config(
                 app, log_config=None, log_level="warning", lifespan="off",
