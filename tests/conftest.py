@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,13 @@ from reconciler.sandbox.settings import profile_settings
 from tests.support.figures import FIGURES, summary_lines, tally
 from tests.support.loopback import EXAMPLE_SITE, TRANSCRIPTS, LoopbackSite, loopback_site
 from tests.support.pgbouncer import pgbouncer_port, pooled_postgres_url
-from tests.support.postgres import postgres_server, postgres_url
+from tests.support.postgres import postgres_server, postgres_url, shared_run_directory
 from tests.support.secret_scan import ScanReport
 
 # the real PostgreSQL server (and PgBouncer in front of it), for the state tests
 __all__ = ["pgbouncer_port", "pooled_postgres_url", "postgres_server", "postgres_url"]
+
+_RUN = pytest.StashKey[AbstractContextManager[Path]]()
 
 _ENVIRONMENT_LEAKS = (
     "SITE_URL",
@@ -84,6 +87,22 @@ def _no_secret_in_any_output(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     report.scan_texts((text for transcript in TRANSCRIPTS for text in transcript), "CLI output")
     tally("secret scan", files=report.files, **{"CLI outputs": report.texts})
     assert report.leaks == [], "\n".join(report.leaks)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the process that owns the run (the xdist controller, or the only process): the
+    run's shared directory, where the one PostgreSQL server of the run is started by the
+    first worker that needs it; stopped in ``pytest_unconfigure``."""
+    if not hasattr(config, "workerinput"):
+        run = shared_run_directory()
+        config.stash[_RUN] = run
+        run.__enter__()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_RUN, None)
+    if run is not None:
+        run.__exit__(None, None, None)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
