@@ -56,8 +56,9 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def sandbox_profile() -> str:
-    """The sandbox profile of ``site``; the engine's end-to-end modules parametrise it over
-    ``SANDBOX_PROFILES``, so nothing in the tool may lean on a message only the sandbox words."""
+    """The sandbox profile of ``site``; a test whose behaviour differs on the published
+    profile parametrises it over ``SANDBOX_PROFILES``, so nothing in the tool may lean on a
+    message only the sandbox words (``test_profiles.py`` runs the core scenario on it)."""
     return "default"
 
 

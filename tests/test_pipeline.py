@@ -26,11 +26,11 @@ import yaml
 from reconciler.api.config import check_site_url
 from reconciler.engine.records import Records
 from reconciler.errors import EXIT_CHANGES, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED
-from reconciler.sandbox.settings import SandboxSettings, profile_settings
+from reconciler.sandbox.settings import SandboxSettings
 from reconciler.state.backend import Holder, SaveInfo
 from reconciler.state.locate import open_records, parse_location
 from tests.support.cli_runner import CliOutcome, run_reconciler
-from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite, loopback_site, reconciler_command
+from tests.support.loopback import LoopbackSite, loopback_site, reconciler_command
 from tests.support.postgres import PostgresServer, libpq_environment, running_postgres
 from tests.support.tcp_proxy import TcpProxy
 
@@ -131,16 +131,10 @@ def records_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return shared_directory(tmp_path)
 
 
-@pytest.fixture(params=SANDBOX_PROFILES)
-def sandbox_profile(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
-def pipeline(tmp_path: Path, records_location: str, sandbox_profile: str) -> Iterator[Pipeline]:
+def pipeline(tmp_path: Path, records_location: str) -> Iterator[Pipeline]:
     (tmp_path / "server").mkdir()
-    settings = profile_settings(sandbox_profile)
-    with loopback_site(tmp_path / "server", settings=settings) as site:
+    with loopback_site(tmp_path / "server") as site:
         yield Pipeline(tmp_path, site, records_location, yaml.safe_load(yaml.safe_dump(MANIFEST)))
 
 

@@ -220,4 +220,5 @@ def serving_in_thread(
 
 
 SANDBOX_PROFILES = ("default", "published")
-"""The sandbox profiles the engine's end-to-end and pipeline tests run against."""
+"""The sandbox profiles a test runs against when its behaviour differs on the published one
+(the published run covers code the default run does not: compare coverage by test context)."""
