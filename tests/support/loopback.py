@@ -34,6 +34,7 @@ from reconciler.sandbox import server
 from reconciler.sandbox.app import create_app
 from reconciler.sandbox.seed import load_seed_file
 from reconciler.sandbox.settings import SandboxSettings
+from reconciler.sandbox.tls import make_certificates
 from tests.support.cli_runner import CliOutcome, run_reconciler
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,12 +166,16 @@ def serving_in_thread(
     *,
     log_path: Path,
     clock: Callable[[], float] | None = None,
+    db_path: Path | None = None,
+    tls_dir: Path | None = None,
 ) -> Iterator[str]:
     """``sandbox serve --port 0`` as the command runs it, in a thread; yields the base URL.
 
     The app is built in the server's thread (its SQLite store belongs to that thread) from
     the seed as the command reads it: a seed file is checked by ``load_seed_file``, with the
-    duplicate-names switch given beside it. ``clock`` is its rate limiter's clock.
+    duplicate-names switch given beside it. ``clock`` is its rate limiter's clock; ``db_path``
+    its SQLite file (else in memory); with ``tls_dir`` it serves HTTPS, as ``--tls`` does,
+    and the authority to trust is ``tls_dir/ca.pem``.
     """
     ready, stopped = threading.Event(), threading.Event()
     found: dict[str, Any] = {}
@@ -183,15 +188,18 @@ def serving_in_thread(
                 if isinstance(seed, Mapping)
                 else load_seed_file(seed, allow_duplicate_workspace_names=duplicates)
             )
-            app = create_app(settings, seed=data)
+            app = create_app(settings, seed=data, db_path=None if db_path is None else str(db_path))
             if clock is not None:
                 app.sandbox.clock = clock
+            certificates = None if tls_dir is None else make_certificates(tls_dir, "127.0.0.1")
             sock = server._listen("127.0.0.1", 0)
             config = uvicorn.Config(
                 app, log_config=None, log_level="warning", lifespan="off",
                 proxy_headers=False, timeout_graceful_shutdown=1, access_log=False,
+                ssl_certfile=None if certificates is None else str(certificates.server),
             )  # fmt: skip
-            found["url"] = server.base_url("127.0.0.1", sock.getsockname()[1])
+            port = sock.getsockname()[1]
+            found["url"] = server.base_url("127.0.0.1", port, tls=tls_dir is not None)
             found["server"] = uvicorn_server = server._Server(config, app, ready.set)
             with sock:
                 uvicorn_server.run(sockets=[sock])
