@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +23,7 @@ from tests.support.secret_scan import ScanReport
 __all__ = ["pgbouncer_port", "pooled_postgres_url", "postgres_server", "postgres_url"]
 
 _RUN = pytest.StashKey[AbstractContextManager[Path]]()
+_STARTED = pytest.StashKey[float]()
 
 _ENVIRONMENT_LEAKS = (
     "SITE_URL",
@@ -72,6 +76,32 @@ def site(tmp_path: Path, sandbox_profile: str) -> Iterator[LoopbackSite]:
 
 
 @pytest.fixture(autouse=True)
+def _no_interpreter_outside_e2e(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a test marked ``e2e`` starts a Python interpreter (the console script, ``python
+    -m ...``): one costs most of a second, and the fast tier (``-m "not e2e and not slow"``)
+    must stay fast. A test about the command's behaviour runs it in-process instead
+    (``tests.support.cli_runner.run_reconciler``, or ``LoopbackSite.run``)."""
+    if request.node.get_closest_marker("e2e") is not None:
+        return
+    start = subprocess.Popen.__init__
+
+    def refuse_an_interpreter(process: Any, args: Any, *rest: Any, **options: Any) -> None:
+        first = args[0] if isinstance(args, list | tuple) else str(args).split()[0]
+        program = Path(str(first)).name
+        if program.startswith("python") or program == "reconciler":
+            pytest.fail(
+                f"{request.node.nodeid} starts {program}: mark it @pytest.mark.e2e, or run the "
+                "command in-process (tests.support.cli_runner.run_reconciler)",
+                pytrace=False,
+            )
+        start(process, args, *rest, **options)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse_an_interpreter)
+
+
+@pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep a developer's or CI's site settings and proxies out of every test."""
     for name in _ENVIRONMENT_LEAKS:
@@ -106,6 +136,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         run.__exit__(None, None, None)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_STARTED] = time.monotonic()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A soak run is slow by definition: ``-m "not e2e and not slow"`` (the fast tier)
+    leaves it out even though the ``-m`` given replaces the default ``not soak``."""
+    for item in items:
+        if item.get_closest_marker("soak") is not None:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """In a pytest-xdist worker: hand this worker's figures to the controller, which prints
     them (``workeroutput`` is xdist's channel from a worker back to the controller)."""
@@ -123,7 +165,12 @@ def pytest_testnodedown(node: object, error: object) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The reliability suites' figures (runs, faults, examples), in every run's summary."""
+    """The tier this run was (its ``-m``), how many tests and how long; and the reliability
+    suites' figures (runs, faults, examples), in every run's summary."""
+    tier = terminalreporter.config.getoption("markexpr") or "everything"
+    ran = sum(len(terminalreporter.stats.get(key, [])) for key in ("passed", "failed", "error"))
+    seconds = time.monotonic() - terminalreporter.config.stash[_STARTED]
+    terminalreporter.write_line(f"tier -m {tier!r}: {ran} tests in {seconds:.1f} s")
     lines = summary_lines()
     if lines:
         terminalreporter.section("reliability figures")
