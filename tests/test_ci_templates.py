@@ -147,6 +147,7 @@ def test_the_workflow_is_triggered_as_documented_and_installs_this_version() -> 
     assert WORKFLOW["jobs"]["apply"]["environment"] == "site"  # reviewers can gate it
 
 
+@pytest.mark.e2e
 def test_a_pull_request_gets_one_plan_comment_updated_on_each_push(repo: Repo) -> None:
     event = repo.github("pull_request", pull_request=7)
     assert github_jobs_for(WORKFLOW, event) == ["plan"]
@@ -172,6 +173,7 @@ def test_a_pull_request_gets_one_plan_comment_updated_on_each_push(repo: Repo) -
     ]
 
 
+@pytest.mark.e2e
 def test_a_broken_manifest_fails_the_plan_job_and_says_so_in_the_comment(repo: Repo) -> None:
     repo.edit("version: 1", "version: 99")
     event = repo.github("pull_request", pull_request=8)
@@ -200,6 +202,7 @@ def _many_workspaces(repo: Repo, count: int) -> None:
     repo.manifest.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
 
 
+@pytest.mark.e2e
 def test_a_long_plan_is_one_comment_a_part_and_parts_that_go_away_are_deleted(
     repo: Repo,
 ) -> None:
@@ -230,6 +233,7 @@ def _merge(repo: Repo) -> tuple[GithubContext, dict[str, str]]:
     return event, planned.outputs
 
 
+@pytest.mark.e2e
 def test_a_merge_plans_then_applies_into_postgresql_records_and_a_second_has_nothing_to_do(
     repo: Repo,
 ) -> None:
@@ -249,6 +253,7 @@ def test_a_merge_plans_then_applies_into_postgresql_records_and_a_second_has_not
     assert run_github_job(WORKFLOW, "apply", repo.checkout, repo.artifacts, event) is None
 
 
+@pytest.mark.e2e
 def test_apply_refuses_a_used_plan_with_3_and_waits_out_a_lock_with_4(repo: Repo) -> None:
     event, _ = _merge(repo)
     first = github_job(repo, "apply", event)
@@ -272,6 +277,7 @@ def test_apply_refuses_a_used_plan_with_3_and_waits_out_a_lock_with_4(repo: Repo
     assert "Payments-2" in repo.site.workspaces()
 
 
+@pytest.mark.e2e
 def test_the_nightly_drift_passes_in_sync_and_fails_on_drift(repo: Repo) -> None:
     event, _ = _merge(repo)
     github_job(repo, "apply", event)
@@ -327,6 +333,7 @@ def test_the_gitlab_template_installs_this_version_and_tolerates_only_drift() ->
     assert gitlab_job(TEMPLATE, "reconciler:apply")["needs"] == ["reconciler:merged-plan"]
 
 
+@pytest.mark.e2e
 def test_the_gitlab_pipeline_notes_the_plan_applies_on_merge_and_reports_drift(
     repo: Repo,
 ) -> None:
@@ -361,6 +368,7 @@ def test_the_gitlab_pipeline_notes_the_plan_applies_on_merge_and_reports_drift(
     assert "Payments-2" in repo.forge.hooks[-1]["text"]
 
 
+@pytest.mark.e2e
 def test_the_gitlab_apply_refuses_a_used_plan_and_skips_when_nothing_changed(
     repo: Repo,
 ) -> None:

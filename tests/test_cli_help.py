@@ -108,6 +108,7 @@ def test_the_examples_directory_validates_as_one_manifest(monkeypatch: pytest.Mo
     assert result.stdout == "examples/: valid (8 workspaces, 6 groups)\n"
 
 
+@pytest.mark.e2e
 def test_sandbox_serve_without_a_seed_serves_the_shipped_example() -> None:
     """``sandbox serve`` needs no file from a source checkout: its default is the seed
     shipped in the package (a pip-installed user has no examples/)."""

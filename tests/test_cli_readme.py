@@ -8,6 +8,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from reconciler.errors import EXIT_OK
 from tests.support.cli_runner import run_reconciler
 from tests.support.commands import command_at, commands
@@ -31,6 +33,7 @@ def test_the_main_job_runs_from_a_fresh_checkout(tmp_path: Path) -> None:
     assert (work / "examples" / ".reconciler" / "sandbox").is_dir()
 
 
+@pytest.mark.e2e
 def test_the_tour_runs_as_written_on_one_sandbox(tmp_path: Path) -> None:
     """Every line of the tour, in order; apply asks, on a real terminal, and is answered."""
     work = copy_examples(tmp_path)

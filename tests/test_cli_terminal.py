@@ -68,6 +68,7 @@ def last_frames(raw: str) -> dict[str, tuple[int, int]]:
     return frames
 
 
+@pytest.mark.e2e
 def test_the_prompt_follows_a_cleared_bar_and_keeps_what_is_typed(tmp_path: Path) -> None:
     write_site(tmp_path, latency_ms=40)
     terminal = Terminal("apply", "site.yaml", *SANDBOX, cwd=tmp_path)
@@ -108,6 +109,7 @@ def test_the_prompt_follows_a_cleared_bar_and_keeps_what_is_typed(tmp_path: Path
     assert "\x1b[4m" not in question and "\x1b[4;" not in question
 
 
+@pytest.mark.e2e
 def test_ctrl_c_during_apply_says_what_was_done_and_how_to_finish(tmp_path: Path) -> None:
     write_site(tmp_path, latency_ms=150)
     terminal = Terminal("apply", "site.yaml", *SANDBOX, "--auto-approve", cwd=tmp_path)
@@ -149,6 +151,7 @@ def test_ctrl_c_during_apply_says_what_was_done_and_how_to_finish(tmp_path: Path
     assert "No changes. The site matches the manifest." in again.stdout, again.stdout
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("keys", ["\x03", "\x04"], ids=["ctrl-c", "end-of-input"])
 def test_a_question_left_unanswered_changes_nothing(tmp_path: Path, keys: str) -> None:
     write_site(tmp_path, latency_ms=0)

@@ -265,6 +265,7 @@ def _pages_without_end(request: Request) -> Reply:
     return json_reply({"userList": {"users": users}})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("hint", "options", "pages"),
     [(120, {}, 2 * 3 + 20), (None, {}, 1000), (None, {"max_user_pages": 40}, 40), (0, {}, 22)],

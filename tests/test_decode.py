@@ -762,6 +762,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(value=json_values, which=st.integers(min_value=0, max_value=len(METHODS) - 1))
 def test_random_payloads_decode_or_raise_protocol_error(value: object, which: int) -> None:

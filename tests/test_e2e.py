@@ -154,6 +154,7 @@ def test_settings_change_needs_replace(site: LoopbackSite) -> None:
     assert site.run("plan", "m.yaml", "--detailed-exitcode").returncode == EXIT_OK
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox_profile", SANDBOX_PROFILES)
 def test_faulty_site_converges_without_duplicates(site: LoopbackSite) -> None:
     site.faults(drop_after_commit_rate=0.3, fail_rate=0.2, random_seed=7)

@@ -216,6 +216,7 @@ EVERY_SWITCH = SandboxSettings(
 )
 
 
+@pytest.mark.slow
 def test_the_cli_converges_with_every_switch_on(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
     with loopback_site(tmp_path, settings=EVERY_SWITCH) as site:
@@ -273,6 +274,7 @@ def _kill_when_received(site: LoopbackSite, manifest: str, method: str) -> None:
     site.collect(process)
 
 
+@pytest.mark.e2e
 def test_a_creation_settled_by_a_killed_apply_stays_managed(tmp_path: Path) -> None:
     """An apply is killed after sending ``user_group_add`` (its journal holds the intent
     only). The next apply finds the group, so it is the tool's, adds a member to it, and is
@@ -348,12 +350,14 @@ def kill_and_recover(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
     return runs
 
 
+@pytest.mark.e2e
 def test_an_apply_killed_at_random_points_is_picked_up_by_the_next(tmp_path: Path) -> None:
     runs = kill_and_recover(tmp_path, kills=8, seed=2026)
     assert runs["applies killed with SIGKILL"] >= 4 and runs["journals left by a kill"] >= 4
     tally("SIGKILL during apply (CLI)", runs)
 
 
+@pytest.mark.e2e
 @pytest.mark.soak
 @pytest.mark.parametrize("seed", range(5))
 def test_soak_an_apply_killed_at_random_points_is_picked_up(tmp_path: Path, seed: int) -> None:

@@ -152,6 +152,7 @@ def fuzz_command(
     return endings
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(FUZZED))
 def test_fuzzed_manifests_end_cleanly_in_validate(
     kind: str, tmp_path_factory: pytest.TempPathFactory
@@ -161,6 +162,7 @@ def test_fuzzed_manifests_end_cleanly_in_validate(
     tally("fuzzed manifests (validate)", endings)
 
 
+@pytest.mark.slow
 def test_fuzzed_manifests_end_cleanly_in_plan(tmp_path: Path) -> None:
     """Through ``plan --sandbox``: an invalid manifest reads nothing, a valid one is planned
     (or its unknown users reported) against the embedded sandbox."""

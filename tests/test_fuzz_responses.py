@@ -300,11 +300,13 @@ methods = st.sampled_from(sorted({*CALLS, *USER_CALLS}))
 statuses = st.sampled_from(STATUSES)
 
 
+@pytest.mark.slow
 def test_random_json_bodies_end_in_a_record_or_a_site_error() -> None:
     outcomes = fuzz(st.tuples(methods, statuses, json_bodies()))
     assert outcomes["unreadable"] and outcomes["refusal"]
 
 
+@pytest.mark.slow
 def test_random_xml_bodies_and_entity_bombs_end_in_a_record_or_a_site_error() -> None:
     outcomes = fuzz(st.tuples(methods, statuses, xml_bodies()))
     assert outcomes["unreadable"] and outcomes["refusal"]
@@ -315,6 +317,7 @@ def test_real_answers_cut_short_end_in_a_protocol_error() -> None:
     assert set(outcomes) == {"unreadable"}, outcomes
 
 
+@pytest.mark.slow
 def test_real_answers_with_values_of_the_wrong_type_end_in_a_record_or_protocol_error() -> None:
     outcomes = fuzz(wrongly_typed_bodies().map(lambda case: (case[0], 200, case[1])))
     assert outcomes["unreadable"] and outcomes["decoded"]  # some types are tolerated

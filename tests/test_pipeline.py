@@ -179,6 +179,7 @@ def test_plan_on_a_pull_request_apply_on_merge_and_drift_at_night(pipeline: Pipe
     assert not report["missing"] and "None" not in drift.stdout
 
 
+@pytest.mark.e2e
 def test_two_runners_applying_at_once_create_everything_once(pipeline: Pipeline) -> None:
     pipeline.site.faults(latency_ms=40)
     first, second = pipeline.runner(), pipeline.runner()
@@ -198,6 +199,7 @@ def test_two_runners_applying_at_once_create_everything_once(pipeline: Pipeline)
     assert len(waited) == 1, results  # the second waited for the lock and found nothing to do
 
 
+@pytest.mark.e2e
 def test_a_lock_held_elsewhere_is_refused_naming_the_holder(pipeline: Pipeline) -> None:
     pipeline.site.faults(latency_ms=1000)
     holder = pipeline.runner()
@@ -220,6 +222,7 @@ def test_a_lock_held_elsewhere_is_refused_naming_the_holder(pipeline: Pipeline) 
         process.communicate(timeout=30)
 
 
+@pytest.mark.e2e
 def test_an_apply_killed_on_one_runner_is_completed_by_the_next(pipeline: Pipeline) -> None:
     pipeline.site.faults(latency_ms=150)
     killed = pipeline.runner()
@@ -241,6 +244,7 @@ def test_an_apply_killed_on_one_runner_is_completed_by_the_next(pipeline: Pipeli
     assert pipeline.runner().run("plan", "site/", "--detailed-exitcode").returncode == EXIT_OK
 
 
+@pytest.mark.e2e
 def test_a_holder_cut_off_loses_the_lock_and_its_late_writes_are_refused(
     tmp_path: Path, postgres_server: PostgresServer, postgres_url: str
 ) -> None:
@@ -345,6 +349,7 @@ def test_no_follow_up_line_or_message_repeats_the_state_password(
     assert all(password not in text for text in [*runner.outputs, stored])
 
 
+@pytest.mark.e2e
 def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
     pipeline: Pipeline,
 ) -> None:
@@ -369,6 +374,7 @@ def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
     assert "reconciler plan site/site.yaml -o plan.json" in again.stderr
 
 
+@pytest.mark.e2e
 def test_a_database_restart_mid_apply_loses_no_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -123,6 +123,7 @@ def run_core_scenario(site: LoopbackSite, profile: Profile) -> None:
     assert example_site_problems(initial, site.state(), expectation) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_the_core_scenario_passes_against_every_profile(name: str, tmp_path: Path) -> None:
     profile = PROFILES[name]

@@ -50,6 +50,7 @@ def test_markdown_puts_the_summary_first_and_details_in_collapsible_sections() -
     assert 'this plan deletes workspace "Old"' in markdown
 
 
+@pytest.mark.slow
 def test_markdown_of_a_huge_plan_is_split_into_comments_not_trimmed() -> None:
     workspaces = [{"name": f"Team {n:04}", "users": ["alice", "bob"]} for n in range(3000)]
     plan = plan_case({"desired": {"workspaces": workspaces}})

@@ -358,6 +358,7 @@ async def test_strict_signing_checks_the_sites_own_encoding_not_the_bytes_sent()
     assert canonical.status_code == 200
 
 
+@pytest.mark.e2e
 def test_serve_takes_a_profile_and_refuses_an_unknown_one(tmp_path) -> None:
     from click.testing import CliRunner
 

@@ -143,6 +143,7 @@ def test_a_seed_applies_only_to_a_new_database(tmp_path: Path) -> None:
     assert [user["username"] for user in state["users"]] == ["a"] and state["workspaces"] == []
 
 
+@pytest.mark.slow
 def test_a_benchmark_sized_seed_loads_whole(tmp_path: Path) -> None:
     """How long it takes is the benchmarks' to say (``bench/bench_sandbox.py``): a stopwatch
     here fails on a busy machine, not on a slow loader."""

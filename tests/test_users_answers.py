@@ -143,6 +143,7 @@ def test_a_user_add_answer_naming_an_id_nobody_has_is_not_believed(
     assert_nina_joined_as_herself(site, answered)
 
 
+@pytest.mark.slow
 def test_a_user_add_answer_naming_a_deleted_users_id_is_not_believed(site: Site) -> None:
     """The ID of a user this tool deleted earlier: on no list, in no record, yet not hers."""
     pia = {"username": "pia", "email": "pia@acme.example", "first_name": "Pia", "last_name": "P"}
