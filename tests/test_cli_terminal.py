@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,8 @@ from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.records import Records
 from reconciler.engine.workflow import AutoApprove, Manifest
 from reconciler.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
+from tests.support.cli_runner import run_reconciler
 from tests.support.engine_site import EngineSite, engine_site
-from tests.support.loopback import reconciler_command
 from tests.support.models import desired_site
 from tests.support.sandbox_site import example_seed
 from tests.support.terminal import Terminal
@@ -131,23 +130,11 @@ def test_ctrl_c_during_apply_says_what_was_done_and_how_to_finish(tmp_path: Path
     assert command[:2] == ["reconciler", "apply"] and "--sandbox" in command
 
     # The command runs as printed, finishes the job, and nothing is left to do.
-    finish = subprocess.run(
-        [*reconciler_command(), *command[1:]],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    finish = run_reconciler(*command[1:], cwd=tmp_path)
     assert finish.returncode == EXIT_OK, finish.stderr
     done = re.search(r"Apply complete: (\d+) done", finish.stdout)
     assert done and int(done.group(1)) <= not_made
-    again = subprocess.run(
-        [*reconciler_command(), "plan", "site.yaml", *SANDBOX],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    again = run_reconciler("plan", "site.yaml", *SANDBOX, cwd=tmp_path)
     assert "No changes. The site matches the manifest." in again.stdout, again.stdout
 
 

@@ -226,10 +226,10 @@ def test_a_lock_held_elsewhere_is_refused_naming_the_holder(pipeline: Pipeline) 
 def test_an_apply_killed_on_one_runner_is_completed_by_the_next(pipeline: Pipeline) -> None:
     pipeline.site.faults(latency_ms=150)
     killed = pipeline.runner()
-    # --timeout 10: the next apply waits at most that long for a write the kill left in doubt
+    # --timeout 2: the next apply waits at most that long for a write the kill left in doubt
     process = killed.start(
         "apply", "site/", "--auto-approve", "--concurrency", "1", "--lock-lease", "3",
-        "--timeout", "10",
+        "--timeout", "2",
     )  # fmt: skip
     wait_for_writes(pipeline.site, 2)
     os.kill(process.pid, signal.SIGKILL)
@@ -359,7 +359,7 @@ def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
     merge = pipeline.runner(plan_from=pr)
     process = merge.start(
         "apply", "plan.json", "site/", "--auto-approve", "--concurrency", "1", "--lock-lease", "3",
-        "--timeout", "10",  # the next apply waits at most that long for a write left in doubt
+        "--timeout", "2",  # the next apply waits at most that long for a write left in doubt
     )  # fmt: skip
     wait_for_writes(pipeline.site, 2)
     os.kill(process.pid, signal.SIGKILL)  # the runner dies part-way
