@@ -140,12 +140,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_STARTED] = time.monotonic()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A soak run is slow by definition: ``-m "not e2e and not slow"`` (the fast tier)
-    leaves it out even though the ``-m`` given replaces the default ``not soak``."""
-    for item in items:
-        if item.get_closest_marker("soak") is not None:
-            item.add_marker(pytest.mark.slow)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Soak runs only when the ``-m`` given names it: a ``-m`` replaces the default
+    ``not soak``, and ``-m "e2e or slow"`` must not start an hour of soak runs."""
+    if "soak" in (config.getoption("markexpr") or ""):
+        return
+    soak = [item for item in items if item.get_closest_marker("soak") is not None]
+    if soak:
+        config.hook.pytest_deselected(items=soak)
+        items[:] = [item for item in items if item.get_closest_marker("soak") is None]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
