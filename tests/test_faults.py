@@ -292,7 +292,7 @@ def test_a_creation_settled_by_a_killed_apply_stays_managed(tmp_path: Path) -> N
     }
     for name, document in documents.items():
         (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
-    with loopback_site(tmp_path) as site:
+    with loopback_site(tmp_path, own_process=True) as site:
         store = DirectoryRecords(tmp_path / ".reconciler", site.url)
         assert site.run("plan", "first.yaml", "-o", "first.json").returncode == EXIT_OK
         saved = json.loads((tmp_path / "first.json").read_text())
@@ -327,7 +327,8 @@ def kill_and_recover(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
     documents = _kill_test_documents()
     for name, document in documents.items():
         (tmp_path / name).write_text(yaml.safe_dump(document), encoding="utf-8")
-    with loopback_site(tmp_path, settings=SandboxSettings(latency_ms=KILL_LATENCY_MS)) as site:
+    settings = SandboxSettings(latency_ms=KILL_LATENCY_MS)
+    with loopback_site(tmp_path, settings=settings, own_process=True) as site:
         initial = site.state()
         store = DirectoryRecords(tmp_path / ".reconciler", site.url)
         killed_last = False

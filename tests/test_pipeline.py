@@ -132,9 +132,13 @@ def records_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def pipeline(tmp_path: Path, records_location: str) -> Iterator[Pipeline]:
+def pipeline(
+    request: pytest.FixtureRequest, tmp_path: Path, records_location: str
+) -> Iterator[Pipeline]:
+    """A test that kills runners (``e2e``) gets a site in its own process, as a real one is."""
     (tmp_path / "server").mkdir()
-    with loopback_site(tmp_path / "server") as site:
+    killing = request.node.get_closest_marker("e2e") is not None
+    with loopback_site(tmp_path / "server", own_process=killing) as site:
         yield Pipeline(tmp_path, site, records_location, yaml.safe_load(yaml.safe_dump(MANIFEST)))
 
 
@@ -254,7 +258,7 @@ def test_a_holder_cut_off_loses_the_lock_and_its_late_writes_are_refused(
     (tmp_path / "server").mkdir()
     settings = SandboxSettings(latency_ms=400)
     with (
-        loopback_site(tmp_path / "server", settings=settings) as site,
+        loopback_site(tmp_path / "server", settings=settings, own_process=True) as site,
         TcpProxy(postgres_server.host, postgres_server.port) as proxy,
     ):
         pipeline = Pipeline(tmp_path, site, postgres_url, yaml.safe_load(yaml.safe_dump(MANIFEST)))
@@ -392,7 +396,7 @@ def test_a_database_restart_mid_apply_loses_no_journal(
         libpq_environment(monkeypatch, server.app_password)
         monkeypatch.setenv("RECONCILER_STATE", server.url(schema="restarted"))
         (tmp_path / "server").mkdir()
-        with loopback_site(tmp_path / "server") as site:
+        with loopback_site(tmp_path / "server", own_process=True) as site:
             site.write_manifest("team.yaml", manifest)
             site.faults(latency_ms=250)
             process = site.start(

@@ -33,6 +33,7 @@ from reconciler.errors import EXIT_OK
 from reconciler.sandbox import server
 from reconciler.sandbox.app import create_app
 from reconciler.sandbox.seed import load_seed_file
+from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.sandbox.tls import make_certificates
 from tests.support.cli_runner import CliOutcome, run_reconciler
@@ -147,6 +148,8 @@ def loopback_site(
     workdir: Path,
     seed: Path | dict[str, Any] = EXAMPLE_SEED,
     settings: SandboxSettings | None = None,
+    *,
+    own_process: bool = False,
 ) -> Iterator[LoopbackSite]:
     """The sandbox served over loopback from a thread of this process, for one test.
 
@@ -154,8 +157,19 @@ def loopback_site(
     and settings, connections dropped at the TCP level), without a second of interpreter
     start-up per site; ``tests/test_sandbox_server.py`` covers the command itself. Its log
     goes beside the outputs, for the secret scan.
+
+    ``own_process``: ``sandbox serve`` as a child process instead, for a test that kills
+    applies: a site keeps its own pace, and a thread of a busy test process may carry a
+    killed apply's last write out only after the next apply started (a race the tool cannot
+    see for group members).
     """
-    with serving_in_thread(seed, settings, log_path=workdir / "sandbox-server.log") as url:
+    log = workdir / "sandbox-server.log"
+    if own_process:
+        given = seed if isinstance(seed, dict) else str(seed)
+        with running_sandbox(given, settings, log_path=log) as url:
+            yield LoopbackSite(url, workdir)
+        return
+    with serving_in_thread(seed, settings, log_path=log) as url:
         yield LoopbackSite(url, workdir)
 
 
