@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import click
@@ -27,6 +28,7 @@ from reconciler.cli.review import TerminalReview
 from reconciler.cli.target import locate_manifest, locate_saved_plan, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
+from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, Interrupted
 from reconciler.render.apply import (
     APPLY_FORMATS,
@@ -71,6 +73,8 @@ async def _apply(
     source: tuple[Path, ...], opts: SiteOptions, options: PlanOptions, review: TerminalReview
 ) -> tuple[workflow.ApplyResult, ClientStats]:
     """Apply a saved plan (one ``.json`` file) or a manifest; the result and the calls made."""
+    if _is_plan_file(source):
+        required_secret(os.environ)  # in CI, before anything is read
     saved = read_plan(source[0]) if _is_plan_file(source) else None
     paths = tuple(str(p) for p in (source[1:] if saved else source))
     manifest = load_desired(paths) if paths else None
@@ -187,7 +191,7 @@ def apply(
     warn_unused_replace(result.plan, replace)
     for line in result.learnt:
         click.echo(f"Note: {line}.", err=True)
-    applied = Applied(result.plan, result.report, stats, result.learnt)
+    applied = Applied(result.plan, result.report, stats, result.learnt, result.records_changed)
     if result.report is not None:
         for line in notice_lines(result.report) + problem_lines(result.report):
             click.echo(line, err=True)

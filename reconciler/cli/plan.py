@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from reconciler.cli.target import locate_manifest, open_site
 from reconciler.engine import workflow
 from reconciler.engine.drift_news import DriftNews, report_drift
 from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.notify import check_webhook, send
 from reconciler.render.drift import DRIFT_FORMATS, render_drift
@@ -134,6 +136,8 @@ def plan(
     characters comes in numbered parts, summary first, each beginning with its own marker
     (--comment-dir writes them as one file each).
     """
+    if out is not None:
+        required_secret(os.environ)  # in CI, before the site is read
     options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
     result = asyncio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)

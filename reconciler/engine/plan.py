@@ -1,10 +1,12 @@
 """The plan: a typed value object that every renderer, the plan file and ``apply`` read.
 
 A plan holds the ordered actions (one API call each, typed: ``reconciler.engine.actions``),
-the changes they make object by object, what is left alone and why, what apply would refuse
-(``guards``), the live facts the actions depend on (``expects``) and where it comes from
-(``context``, with the manifest it was made from). ``data`` is derived from it and is the plan
-file's content (``docs/plan-format.md``); ``Plan.from_data`` reads a file back.
+the changes they make object by object, the changes to the tool's records alone
+(``record_changes``: a ``previously`` move, the record of an object that is gone), what is
+left alone and why, what apply would refuse (``guards``), the live facts the actions depend on
+(``expects``) and where it comes from (``context``, with the manifest it was made from).
+``data`` is derived from it and is the plan file's content (``docs/plan-format.md``);
+``Plan.from_data`` reads a file back.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ ChangeKind = Literal[
     "create", "update", "replace", "delete", "needs-replacement", "renamed", "differs"
 ]
 ObjectKind = Literal["workspace", "group", "user"]
+RecordAction = Literal["move", "forget", "drop-members"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +67,47 @@ codec.rename(Change, omit_defaults=True, added="members_added", removed="members
 
 
 @dataclass(frozen=True, slots=True)
+class RecordChange:
+    """A change to the tool's records alone: the site is not touched, no API call is made.
+
+    It is a change all the same: until an apply saves it, the records disagree with the
+    manifest and the site (a rename whose record did not move is deleted and created by the
+    next plan that drops ``previously``), so it counts for ``--detailed-exitcode`` and drift,
+    and a saved plan carries it. ``move``: the record of ``old_name`` becomes that of ``name``
+    (``previously``). ``forget``: the object left the manifest and is gone from the site.
+    ``drop-members``: recorded members whose users are gone from the site (``user_ids``).
+    """
+
+    kind: ObjectKind
+    name: str
+    action: RecordAction
+    id: int | None = None
+    old_name: str | None = None
+    user_ids: tuple[int, ...] = ()
+
+    def detail(self) -> str:
+        """What happens to the object's record, in words every report shares."""
+        if self.action == "move":
+            return f'move the record from "{self.old_name}" (previously:)'
+        if self.action == "forget":
+            return "forget the record (gone from the site and the manifest)"
+        users = ", ".join(f"#{user_id}" for user_id in self.user_ids)
+        return f"drop users {users} from the record (gone from the site)"
+
+    def describe(self) -> str:
+        ident = f" (id {self.id})" if self.id is not None else ""
+        return f'{self.kind} "{self.name}"{ident}: {self.detail()}'
+
+
+codec.rename(RecordChange, omit_defaults=True)
+
+
+@dataclass(frozen=True, slots=True)
 class Kept:
     """A managed object that left the manifest and stays, with the reason.
 
-    ``on_site`` is False for a record whose object is missing on the site: kept until a
-    person forgets it, never dropped silently.
+    ``on_site`` is False for a record whose object may be missing on the site but cannot be
+    proved gone (a user list read in part): kept, never dropped on a guess.
     """
 
     kind: ObjectKind
@@ -139,6 +178,7 @@ class Plan:
     notices: tuple[str, ...] = ()  # paragraphs shown first: what the plan could not judge
     guards: tuple[str, ...] = ()  # why apply would refuse it (empty: it would not)
     expects: Mapping[str, Any] = field(default_factory=dict)
+    record_changes: tuple[RecordChange, ...] = ()  # the records alone; the site is unchanged
 
     def __repr__(self) -> str:
         """Short: the generated one would render every action (megabytes on a large site),
@@ -151,7 +191,8 @@ class Plan:
 
     @property
     def has_changes(self) -> bool:
-        return bool(self.actions)
+        """API calls to make, or records to change: either needs an apply."""
+        return bool(self.actions or self.record_changes)
 
     def raise_if_unsafe(self, force: bool = False) -> None:
         """Refuse (exit 3) a plan that trips a guard, unless it was or is forced."""
@@ -171,6 +212,7 @@ class Plan:
             "delete": sum(1 for a in self.actions if a.deletion() is not None),
             "needs_replacement": actions["needs-replacement"],
             "api_calls": len(self.actions),
+            "records": len(self.record_changes),
         }
 
     def calls_by_method(self) -> dict[str, int]:
@@ -188,6 +230,7 @@ class Plan:
             "notices": list(self.notices),
             "changes": codec.to_data(self.changes, tuple[Change, ...]),
             "actions": [action.to_data() for action in self.actions],
+            "record_changes": codec.to_data(self.record_changes, tuple[RecordChange, ...]),
             "kept": codec.to_data(self.kept, tuple[Kept, ...]),
             "unmanaged": codec.to_data(self.unmanaged, tuple[Unmanaged, ...]),
             "unobservable": list(self.unobservable),
@@ -231,6 +274,9 @@ class Plan:
             notices=tuple(str(s) for s in data.get("notices", ())),
             guards=tuple(str(p) for p in safety["problems"]),
             expects=dict(data["expects"]),
+            record_changes=codec.from_data(
+                data.get("record_changes", []), tuple[RecordChange, ...]
+            ),
         )
 
 

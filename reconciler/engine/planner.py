@@ -43,6 +43,7 @@ from reconciler.engine.plan import (
     Plan,
     PlanContext,
     PlanOptions,
+    RecordChange,
 )
 from reconciler.engine.records import Records
 from reconciler.engine.renames import lookalike_warnings, rename_problems
@@ -75,10 +76,12 @@ class _Builder:
     directory: UserDirectory
     options: PlanOptions
     policy: Policy
+    live: LiveSite | None = None  # what the site showed: is a vanished object's name free?
     actions: list[WriteAction] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     kept: list[Kept] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    forgotten: list[RecordChange] = field(default_factory=list)
 
     def add(self, action: WriteAction) -> str:
         """Add ``action``, after the creation of every user it names that this apply creates."""
@@ -341,15 +344,26 @@ class _Builder:
                 self._vanished("group", group.name, group.gone_id)
 
     def _vanished(self, kind: ObjectKind, name: str, object_id: int | None) -> None:
-        self.kept.append(
-            Kept(
-                kind,
-                name,
-                f"recorded as managed (ID {object_id}) but missing on the site; nothing to "
-                f'delete. Run `reconciler state forget {kind} "{name}"` to drop the record',
-                on_site=False,
+        """A managed object that left the manifest and is gone from the site: its record goes
+        (a record change the apply saves), so nothing is reported night after night for an
+        object nobody wants. One the manifest still declares is created again instead.
+
+        Kept, and said, when that is not proved: a user list read in part, or another object
+        under the name on the site (a creation an interrupted apply sent may have landed as
+        it, and the record is what tells the tool it made it)."""
+        live = self.live
+        if kind == "user" and not (live is not None and live.users_complete):
+            reason = "not among the users read; kept until a full read shows it gone"
+        elif live is not None and _name_taken(live, kind, name):
+            reason = (
+                f"missing on the site, where another {_KIND_WORDS[kind]} has this name now; run "
+                f'`reconciler state forget {kind} "{name}"` to drop the record'
             )
-        )
+        else:
+            self.forgotten.append(RecordChange(kind, name, "forget", id=object_id))
+            return
+        reason = f"recorded as managed (ID {object_id}) but {reason}"
+        self.kept.append(Kept(kind, name, reason, on_site=False))
 
     def _may_delete(self, kind: ObjectKind, name: str) -> bool:
         if not self.policy.prune:
@@ -361,6 +375,14 @@ class _Builder:
             reason = f'left the manifest; kept because it matches policy.protect "{pattern}"'
         self.kept.append(Kept(kind, name, reason))
         return False
+
+
+def _name_taken(live: LiveSite, kind: ObjectKind, name: str) -> bool:
+    if kind == "workspace":
+        return any(ws.name == name for ws in live.workspaces)
+    if kind == "group":
+        return any(group.name == name for group in live.groups)
+    return any(user.username.casefold() == name.casefold() for user in live.users)
 
 
 def _gone_note(gone_id: int | None) -> str | None:
@@ -438,9 +460,12 @@ def build_plan(
     context: PlanContext,
     notices: Iterable[str] = (),
     warnings: Iterable[str] = (),
+    record_changes: Iterable[RecordChange] = (),
 ) -> Plan:
-    """The plan that makes the site match the manifest, with what apply would refuse."""
-    builder = _Builder(directory, options, policy)
+    """The plan that makes the site match the manifest, with what apply would refuse.
+    ``record_changes``: what reading the site already changed in the records (moves, dead
+    members); the records of objects gone from the site and the manifest join them."""
+    builder = _Builder(directory, options, policy, live)
     builder.users(comparison.users)
     builder.groups(comparison.groups)
     builder.workspaces(comparison.workspaces)
@@ -485,4 +510,5 @@ def build_plan(
             {name for kind, name in touched if kind == "group"},
             users,
         ),
+        record_changes=(*record_changes, *builder.forgotten),
     )

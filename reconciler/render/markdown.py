@@ -21,6 +21,7 @@ from reconciler.render.lines import (
     Line,
     change_lines,
     left_alone_lines,
+    record_lines,
     safety_lines,
     summary_line,
 )
@@ -75,6 +76,9 @@ def _sections(plan: Plan) -> list[_Section]:
     if plan.changes:
         changes = [line for change in plan.changes for line in [*change_lines(change), Line("")]]
         sections.append(_Section(f"Changes ({len(plan.changes)})", _texts(changes), "diff"))
+    if plan.record_changes:
+        title = f"Records only, the site is not changed ({len(plan.record_changes)})"
+        sections.append(_Section(title, _texts(record_lines(plan)), "text"))
     kept = left_alone_lines(plan)
     if kept:
         sections.append(_Section(f"Left alone ({len(kept)})", _texts(kept), "text"))

@@ -6,10 +6,12 @@ import io
 
 from reconciler.engine.plan import Plan
 from reconciler.render.lines import (
+    RECORDS_HEADING,
     Line,
     change_lines,
     left_alone_lines,
     notice_lines,
+    record_lines,
     safety_lines,
     summary_line,
 )
@@ -35,6 +37,7 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> list[Line]:
             lines += [Line(""), *change_lines(change)]
         lines.append(Line(""))
     sections = (
+        (RECORDS_HEADING, record_lines(plan)),
         ("Left alone:", left_alone_lines(plan, list_unmanaged=show_unmanaged)),
         (
             "Could not be observed (reported, not guessed):",
