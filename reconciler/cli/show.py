@@ -37,8 +37,8 @@ SHOW_EPILOG = epilog(
         (3, "refused: the plan's seal does not match these records, or it was edited"),
     ],
     [
-        "reconciler show plan.json --format markdown",
-        "reconciler show plan.json site/ --comment-dir comments/",
+        "reconciler show plan.json examples/ --sandbox --format markdown",
+        "reconciler show plan.json examples/ --sandbox --comment-dir c/",
     ],
 )
 
@@ -58,11 +58,9 @@ def show(
     comment_dir: Path | None,
     show_unmanaged: bool,
 ) -> int:
-    """Print a plan saved with `plan -o PLAN.json` again; the site is not contacted.
+    """Print a saved plan again, its seal checked as apply checks it; the site is not read.
 
-    The records are found as apply finds them (--state, RECONCILER_STATE, the MANIFEST's
-    site.state, else .reconciler/ beside it), never from the plan file, and the plan's seal
-    is checked against them (and RECONCILER_PLAN_KEY) before anything is printed.
+    Details: docs/commands.md.
     """
     secret = required_secret(os.environ)
     saved = read_plan(plan_path)
