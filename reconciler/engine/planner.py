@@ -45,6 +45,7 @@ from reconciler.engine.plan import (
     PlanOptions,
     RecordChange,
 )
+from reconciler.engine.record_changes import forget_vanished
 from reconciler.engine.records import Records
 from reconciler.engine.renames import lookalike_warnings, rename_problems
 from reconciler.engine.safety import (
@@ -344,26 +345,11 @@ class _Builder:
                 self._vanished("group", group.name, group.gone_id)
 
     def _vanished(self, kind: ObjectKind, name: str, object_id: int | None) -> None:
-        """A managed object that left the manifest and is gone from the site: its record goes
-        (a record change the apply saves), so nothing is reported night after night for an
-        object nobody wants. One the manifest still declares is created again instead.
-
-        Kept, and said, when that is not proved: a user list read in part, or another object
-        under the name on the site (a creation an interrupted apply sent may have landed as
-        it, and the record is what tells the tool it made it)."""
-        live = self.live
-        if kind == "user" and not (live is not None and live.users_complete):
-            reason = "not among the users read; kept until a full read shows it gone"
-        elif live is not None and _name_taken(live, kind, name):
-            reason = (
-                f"missing on the site, where another {_KIND_WORDS[kind]} has this name now; run "
-                f'`reconciler state forget {kind} "{name}"` to drop the record'
-            )
+        decided = forget_vanished(kind, name, object_id, self.live)
+        if isinstance(decided, Kept):
+            self.kept.append(decided)
         else:
-            self.forgotten.append(RecordChange(kind, name, "forget", id=object_id))
-            return
-        reason = f"recorded as managed (ID {object_id}) but {reason}"
-        self.kept.append(Kept(kind, name, reason, on_site=False))
+            self.forgotten.append(decided)
 
     def _may_delete(self, kind: ObjectKind, name: str) -> bool:
         if not self.policy.prune:
@@ -375,14 +361,6 @@ class _Builder:
             reason = f'left the manifest; kept because it matches policy.protect "{pattern}"'
         self.kept.append(Kept(kind, name, reason))
         return False
-
-
-def _name_taken(live: LiveSite, kind: ObjectKind, name: str) -> bool:
-    if kind == "workspace":
-        return any(ws.name == name for ws in live.workspaces)
-    if kind == "group":
-        return any(group.name == name for group in live.groups)
-    return any(user.username.casefold() == name.casefold() for user in live.users)
 
 
 def _gone_note(gone_id: int | None) -> str | None:
