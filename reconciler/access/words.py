@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from reconciler.access.model import Access, AccessChange
@@ -20,8 +21,10 @@ def known_text(value: bool | None) -> str:
     return "true" if value else "false"
 
 
+@functools.lru_cache(maxsize=4096)
 def flags_text(flags: frozenset[str] | None, origin: str) -> str:
-    """A permission or notification set with where it comes from, in one vocabulary."""
+    """A permission or notification set with where it comes from, in one vocabulary
+    (remembered: a large site's report writes the same few sets thousands of times)."""
     if origin == "administrator":
         return "all (administrator)"
     if origin == "not a member":
