@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from reconciler import codec
+from reconciler.access.model import AccessChange
 from reconciler.engine.actions import WriteAction, action_from_data
 from reconciler.errors import RefusedForSafety
 
@@ -178,7 +179,12 @@ class Plan:
     notices: tuple[str, ...] = ()  # paragraphs shown first: what the plan could not judge
     guards: tuple[str, ...] = ()  # why apply would refuse it (empty: it would not)
     expects: Mapping[str, Any] = field(default_factory=dict)
-    record_changes: tuple[RecordChange, ...] = ()  # the records alone; the site is unchanged
+    # Who gains or loses access (``access/changes.py``); None: a plan file saved before plans
+    # carried it (its checksum is over the keys it had, so none is added when it is read).
+    access: tuple[AccessChange, ...] | None = None
+    # The records alone; the site is unchanged. None, as for ``access``: a plan file saved
+    # before plans carried them.
+    record_changes: tuple[RecordChange, ...] | None = None
 
     def __repr__(self) -> str:
         """Short: the generated one would render every action (megabytes on a large site),
@@ -192,7 +198,12 @@ class Plan:
     @property
     def has_changes(self) -> bool:
         """API calls to make, or records to change: either needs an apply."""
-        return bool(self.actions or self.record_changes)
+        return bool(self.actions or self.changed_records)
+
+    @property
+    def changed_records(self) -> tuple[RecordChange, ...]:
+        """The changes to the records alone (none in a plan file saved before plans had them)."""
+        return self.record_changes or ()
 
     def raise_if_unsafe(self, force: bool = False) -> None:
         """Refuse (exit 3) a plan that trips a guard, unless it was or is forced."""
@@ -206,14 +217,16 @@ class Plan:
     def summary(self) -> dict[str, int]:
         """Objects by what happens to them, and the calls apply will make."""
         actions = Counter(change.action for change in self.changes)
-        return {
+        counts = {
             "create": actions["create"] + actions["replace"],
             "change": actions["update"],
             "delete": sum(1 for a in self.actions if a.deletion() is not None),
             "needs_replacement": actions["needs-replacement"],
             "api_calls": len(self.actions),
-            "records": len(self.record_changes),
         }
+        if self.record_changes is not None:  # not in a plan file saved before: its checksum
+            counts["records"] = len(self.record_changes)
+        return counts
 
     def calls_by_method(self) -> dict[str, int]:
         return dict(sorted(Counter(action.method for action in self.actions).items()))
@@ -229,8 +242,13 @@ class Plan:
             "summary": self.summary,
             "notices": list(self.notices),
             "changes": codec.to_data(self.changes, tuple[Change, ...]),
+            **({} if self.access is None else {"access": codec.to_data(self.access, _ACCESS)}),
             "actions": [action.to_data() for action in self.actions],
-            "record_changes": codec.to_data(self.record_changes, tuple[RecordChange, ...]),
+            **(
+                {}
+                if self.record_changes is None
+                else {"record_changes": codec.to_data(self.record_changes, _RECORD_CHANGES)}
+            ),
             "kept": codec.to_data(self.kept, tuple[Kept, ...]),
             "unmanaged": codec.to_data(self.unmanaged, tuple[Unmanaged, ...]),
             "unobservable": list(self.unobservable),
@@ -274,10 +292,15 @@ class Plan:
             notices=tuple(str(s) for s in data.get("notices", ())),
             guards=tuple(str(p) for p in safety["problems"]),
             expects=dict(data["expects"]),
-            record_changes=codec.from_data(
-                data.get("record_changes", []), tuple[RecordChange, ...]
-            ),
+            access=codec.from_data(data["access"], _ACCESS) if "access" in data else None,
+            record_changes=codec.from_data(data["record_changes"], _RECORD_CHANGES)
+            if "record_changes" in data
+            else None,
         )
+
+
+_ACCESS = tuple[AccessChange, ...]
+_RECORD_CHANGES = tuple[RecordChange, ...]
 
 
 def value_text(value: Any) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 
+from reconciler.access.changes import plan_access
 from reconciler.engine.facts import describe_changes, fingerprints
 from reconciler.engine.observe import Observation
 from reconciler.engine.plan import Plan
@@ -129,11 +130,14 @@ def still_needed(
     actions = tuple(a for a in fresh.actions if a.id in keep)
     touched = {obj for action in actions for obj in action.touches()}
     informational = ("needs-replacement", "renamed")
+    changes = tuple(
+        c for c in fresh.changes if c.action in informational or (c.kind, c.name) in touched
+    )
     return Plan(
         saved.context,
         saved.options,
         actions,
-        tuple(c for c in fresh.changes if c.action in informational or (c.kind, c.name) in touched),
+        changes,
         fresh.kept,
         fresh.unmanaged,
         fresh.unobservable,
@@ -153,5 +157,6 @@ def still_needed(
             )
         ),
         saved.expects,
-        fresh.record_changes,
+        access=plan_access(actions, changes, seen.live, seen.directory),
+        record_changes=fresh.changed_records,
     )

@@ -150,13 +150,13 @@ async def apply_manifest(
         learnt = (*state.learnt, *seen.learnt)
         if not plan.actions:
             _save_without_writes(state, seen, plan, manifest.desired)
-            return ApplyResult(plan, None, learnt, len(plan.record_changes))
+            return ApplyResult(plan, None, learnt, len(plan.changed_records))
         plan.raise_if_unsafe(options.force)
         review.approve(plan)
         report = await _execute(
             plan, plan.checksum, manifest.desired, site, state, seen, on_progress
         )
-    return ApplyResult(plan, report, learnt, len(plan.record_changes))
+    return ApplyResult(plan, report, learnt, len(plan.changed_records))
 
 
 async def apply_saved(
@@ -207,12 +207,12 @@ async def apply_saved(
         if not plan.actions:
             # Only the records change (or nothing): saved exactly as an apply of the
             # manifest saves them, and the plan is used up like any other.
-            claim = saved.checksum if plan.record_changes else None
+            claim = saved.checksum if plan.changed_records else None
             _save_without_writes(state, seen, plan, desired, claim)
-            return ApplyResult(plan, None, learnt, len(plan.record_changes))
+            return ApplyResult(plan, None, learnt, len(plan.changed_records))
         review.approve(plan)
         report = await _execute(plan, saved.checksum, desired, site, state, seen, on_progress)
-    return ApplyResult(plan, report, learnt, len(plan.record_changes))
+    return ApplyResult(plan, report, learnt, len(plan.changed_records))
 
 
 def job_manifest_files(job_manifest: Manifest | None) -> tuple[str, ...] | None:
@@ -268,7 +268,7 @@ async def _execute(
         PolicyApplied(policy_to_data(desired.policy)),
     ]
     state.save(
-        reduce(seen.records, [*record_events(plan.record_changes), *claim]),
+        reduce(seen.records, [*record_events(plan.changed_records), *claim]),
         f"apply started: {_counts(plan)}",
         plan=checksum,
     )
@@ -334,13 +334,13 @@ def _save_without_writes(
     learnt: settled writes, declaring files, and what the site now matches (for scoped
     plans); only if anything changed. ``claim``: the checksum of a saved plan this uses up."""
     claimed: list[Event] = [PlanApplied(claim, 0)] if claim else []
-    records = reduce(seen.records, [*record_events(plan.record_changes), *claimed])
+    records = reduce(seen.records, [*record_events(plan.changed_records), *claimed])
     records = reduce(records, declared_events(desired, records))
     records = reduce(records, [reconciled_event(seen, plan, records, desired, None)])
     if records != state.records or state.journal_pending:
         summary = (
-            f"records only: {len(plan.record_changes)} record change(s)"
-            if plan.record_changes
+            f"records only: {len(plan.changed_records)} record change(s)"
+            if plan.changed_records
             else "no changes; records brought up to date"
         )
         state.save(records, summary, plan=claim)
