@@ -22,15 +22,11 @@ from reconciler.render.access import ACCESS_FORMATS, render_access
 ACCESS_EPILOG = epilog(
     [
         (0, "the report was made"),
-        (
-            1,
-            SITE_ERROR + "; a --since file that is not an earlier report of this site and "
-            "scope; a --user or --workspace that names nothing",
-        ),
+        (1, SITE_ERROR + "; a --since file that is not an earlier report; no such --user"),
     ],
     [
         "reconciler access examples/site.yaml --sandbox --format html -o access.html",
-        "reconciler access site/ --format json -o 2026-q4.json --since 2026-q3.json",
+        "reconciler access examples/ --sandbox --format json -o 2026-q4.json",
     ],
 )
 
@@ -53,28 +49,26 @@ def _previous(path: Path) -> tuple[AccessReport, str]:
     "users",
     multiple=True,
     metavar="NAME",
-    help="Only this person (username, e-mail or ID): their own settings are read. Repeat "
-    "for several.",
+    help="Only this person (repeatable).",
 )
 @click.option(
     "--workspace",
     "workspaces",
     multiple=True,
     metavar="NAME",
-    help="Only this workspace (its name, or a glob): its members' own settings are read. "
-    "Repeat for several.",
+    help="Only this workspace, or glob (repeatable).",
 )
 @click.option(
     "-o",
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report to FILE (mode 600) instead of standard output.",
+    help="Write the report to FILE (mode 600).",
 )
 @click.option(
     "--since",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="PREVIOUS.json",
-    help="Compare with an earlier JSON report: access gained, lost and changed since then.",
+    help="Say what changed since this JSON report.",
 )
 def access(
     paths: tuple[str, ...],
@@ -85,14 +79,10 @@ def access(
     out: Path | None,
     since: Path | None,
 ) -> int:
-    """Report who can reach which workspace on the site, how, and with what.
+    """Report who can reach which workspace on the site, how, and with what; change nothing.
 
-    Per workspace and per person: member or administrator (administrators reach every
-    workspace), effective permissions and notifications, root_access, whether the account
-    is active and, with a manifest (PATHS), whether it declares that access. Findings come
-    first: deactivated accounts holding access, administrators, access the manifest does not
-    declare, unmanaged users, unusual e-mail domains. Reads no more than a plan; nothing is
-    changed. JSON keeps room for the reviewer's sign-off and is what --since reads.
+    Findings first; with a manifest (PATHS), whether it declares each access. Details:
+    docs/access.md.
     """
     previous = _previous(since) if since is not None else None
     scope = ReportScope(users, workspaces)

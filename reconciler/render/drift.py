@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconciler.engine.drift import CATEGORIES
+from reconciler.engine.drift import CATEGORIES, DRIFT_CATEGORIES
+from reconciler.findings import plural
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.lines import Line, unmanaged_summary
 from reconciler.render.markdown import trim
@@ -16,6 +17,7 @@ TITLES = {
     "extra": "Extra (left the manifest, still on the site)",
     "changed": "Changed (members differ)",
     "needs_replacement": "Needs replacement (settings differ; replacement destroys all files)",
+    "records": "Records only (the tool's records are behind; the next apply saves them)",
     "unmanaged": "Unmanaged (on the site, never in the manifest; left alone)",
     "unobservable": "Unobservable (the site does not report these facts)",
 }
@@ -24,6 +26,7 @@ STYLES = {
     "extra": "delete",
     "changed": "change",
     "needs_replacement": "warning",
+    "records": "change",
 }
 
 
@@ -43,7 +46,11 @@ def _verdict(report: dict[str, Any]) -> str:
     if report["in_sync"]:
         return "In sync: the site matches the manifest."
     counts = ", ".join(
-        f"{len(report[c])} {c.replace('_', ' ')}" for c in CATEGORIES[:4] if report[c]
+        plural(len(report[c]), "record change")
+        if c == "records"
+        else f"{len(report[c])} {c.replace('_', ' ')}"
+        for c in DRIFT_CATEGORIES
+        if report[c]
     )
     if "since_last" in report:  # only the new items are listed
         return f"Drift: {counts or 'nothing'} new; the site still differs from the manifest."

@@ -22,6 +22,7 @@ from reconciler.render.lines import (
     Line,
     change_lines,
     left_alone_lines,
+    record_lines,
     safety_lines,
     summary_line,
 )
@@ -79,6 +80,9 @@ def _sections(plan: Plan) -> list[_Section]:
     if plan.access:
         title = f"Who gains or loses access ({len(plan.access)})"
         sections.append(_Section(title, [ln.text[2:] for ln in access_lines(plan.access)], "diff"))
+    if plan.changed_records:
+        title = f"Records only, the site is not changed ({len(plan.changed_records)})"
+        sections.append(_Section(title, _texts(record_lines(plan)), "text"))
     kept = left_alone_lines(plan)
     if kept:
         sections.append(_Section(f"Left alone ({len(kept)})", _texts(kept), "text"))

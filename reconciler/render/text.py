@@ -7,10 +7,12 @@ import io
 from reconciler.engine.plan import Plan
 from reconciler.render.access_plan import access_section
 from reconciler.render.lines import (
+    RECORDS_HEADING,
     Line,
     change_lines,
     left_alone_lines,
     notice_lines,
+    record_lines,
     safety_lines,
     summary_line,
 )
@@ -37,6 +39,7 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> list[Line]:
         lines.append(Line(""))
     lines += access_section(plan.access)
     sections = (
+        (RECORDS_HEADING, record_lines(plan)),
         ("Left alone:", left_alone_lines(plan, list_unmanaged=show_unmanaged)),
         (
             "Could not be observed (reported, not guessed):",
