@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from reconciler.engine.drift import drift_report
+from reconciler.engine.drift_news import drift_news
 from reconciler.engine.plan import Plan
 from reconciler.engine.records_diff import RecordChange
 from reconciler.identity import fold
@@ -29,6 +30,7 @@ from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.escape import visible
 from reconciler.render.lines import summary_line
 from reconciler.render.markdown import MARKER, markdown_parts, render_markdown, trim
+from reconciler.render.notify import notification_text
 from reconciler.render.records_diff import RECORDS_DIFF_FORMATS, RecordsDiff
 from reconciler.render.text import render_text
 from tests.support.golden import GOLDEN, assert_golden
@@ -221,3 +223,14 @@ def test_a_name_cannot_split_a_cell_of_the_state_diff_table() -> None:
     cells = [t for t in PARSER.parse(markdown) if t.type in ("th_open", "td_open")]
     assert len(cells) == 6 * 3  # the head and two rows, six cells each
     assert f"workspace{hostile}members" in Rendered(markdown).visible.replace("\n", "")
+
+
+def test_a_name_cannot_mention_everyone_or_add_lines_to_a_chat_message() -> None:
+    plan = hostile_plan()
+    report = drift_report(dataclasses.replace(plan, changes=(
+        dataclasses.replace(plan.changes[0], name="x\n• Extra: <!channel> <https://evil|ok>"),
+    )))  # fmt: skip
+    text = notification_text(drift_news(report, None))
+    assert "<!channel>" not in text and "<https" not in text
+    (line,) = [line for line in text.split("\n") if "channel" in line]
+    assert line.startswith('• Missing: group "x\\n• Extra: &lt;!channel&gt;')

@@ -175,7 +175,8 @@ def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions)
 
     Use it when a record is wrong: a group that an interrupted apply may have created on a
     site that does not list groups, which you checked does not exist; or an object missing
-    on the site that should not be created again.
+    on the site that should not be created again. NAME is compared as the site compares
+    names (case and width aside).
     """
     target = _target(site_opts, paths)
     with records_at(site_opts, target) as store:
@@ -197,8 +198,9 @@ def mv(kind: str, old: str, new: str, paths: tuple[str, ...], site_opts: SiteOpt
     For a rename the manifest's `previously:` could not carry out (the new name has a record
     of its own, which you checked is wrong: forget it first). The site's object keeps its name
     -- the API cannot rename: write `previously: [OLD]` on NEW in the manifest, and the tool
-    manages it by ID under NEW. Taken under the lock, saved as one version (`state history`
-    lists it).
+    manages it by ID under NEW. OLD and NEW are compared as the site compares names (case and
+    width aside): NEW may respell OLD, but never name another record. Taken under the lock,
+    saved as one version (`state history` lists it).
     """
     target = _target(site_opts, paths)
     with records_at(site_opts, target) as store:

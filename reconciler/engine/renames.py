@@ -46,10 +46,9 @@ class RecordMoved(Event):
     def fold(self, tables: Tables) -> None:
         table: dict[str, Any] = getattr(tables, f"{self.kind}s")
         record = table.get(self.old)
-        if record is None or any(
-            name != self.old and same_name(self.kind, name, self.new) for name in table
-        ):
-            return  # never onto another record of the same name
+        if record is None or self.new in table:
+            return  # never onto another record (``record_moves`` and ``state mv`` make sure
+            # no record of another spelling of the new name exists either)
         table[self.new] = table.pop(self.old)
         digests = tables.digests
         if (old_key := f"{self.kind}:{self.old}") in digests:

@@ -10,7 +10,8 @@ must never act on what shows it:
   would end the code that holds it, ``|`` would split a table cell, and a line of the tool's
   own marker would pass for another comment's: ``markdown_text`` shows every character as
   itself (HTML entities, backslash escapes), ``code_fence`` and ``code_span`` pick delimiters no
-  text can close, and ``marker_value`` keeps the marker line the tool's alone.
+  text can close, and ``marker_value`` keeps the marker line the tool's alone;
+* in a chat message, ``<!channel>`` would notify everyone: ``slack_text``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ def markdown_text(text: str) -> str:
     return _MARKDOWN.sub(
         lambda found: _ENTITIES.get(found.group(), "\\" + found.group()), visible(text)
     )
+
+
+def slack_text(text: str) -> str:
+    """``text`` for a Slack-compatible message (mrkdwn): one line, whose ``<``, ``>`` and
+    ``&`` are entities, so a name can neither start a line of its own nor make a link or a
+    mention such as ``<!channel>``."""
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _longest_backticks(texts: Iterable[str]) -> int:
