@@ -23,8 +23,8 @@ from reconciler.access.model import AccessReport, ReportScope, SignOff
 from reconciler.access.read import OwnSettings, SiteRead
 from reconciler.access.since import compare, load_previous
 from reconciler.render.access import ACCESS_FORMATS, CSV_COLUMNS, render_access
+from tests.support.golden import GOLDEN, REGENERATE
 from tests.support.models import desired_site, live_site, site_state
-from tests.test_render_golden import GOLDEN, REGENERATE
 
 SITE = "https://acme.example.net"
 SUFFIXES = {"text": "txt", "markdown": "md", "csv": "csv", "json": "json", "html": "html"}

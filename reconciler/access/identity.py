@@ -1,20 +1,16 @@
-"""When two names mean the same person or workspace: the one place the access code decides.
+"""When two names mean the same person or workspace: the access code's names for the one rule.
 
-The rules are the engine's today: usernames match without regard to case (as the diff, the
-user directory and ``user_add`` settlement compare them), workspace names exactly (the site's
-names are case-sensitive; ``--target`` matches them so). Reports, ``--since`` and the
-manifest's declarations all key by these.
+The rule itself is ``reconciler.identity``, as the site compares names (case and width aside):
+usernames and workspace names alike. Reports, ``--since`` and the manifest's declarations all
+key by it.
 """
 
 from __future__ import annotations
 
+from reconciler.identity import username_key as person_key
+from reconciler.identity import workspace_key
 
-def person_key(username: str) -> str:
-    return username.casefold()
-
-
-def workspace_key(name: str) -> str:
-    return name
+__all__ = ["email_domain", "person_key", "workspace_key"]
 
 
 def email_domain(email: str) -> str | None:

@@ -31,6 +31,7 @@ from reconciler.engine.drift_news import DriftNews, report_drift
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
+from reconciler.identity import NameSet, NameTable
 from reconciler.notify import check_webhook, send
 from reconciler.render.drift import DRIFT_FORMATS, render_drift
 from reconciler.render.markdown import markdown_parts
@@ -39,9 +40,11 @@ from reconciler.render.plans import PLAN_FORMATS, render_plan
 
 
 def warn_unused_replace(plan: Plan, replace: tuple[str, ...]) -> None:
-    replaced = {c.name for c in plan.changes if c.action == "replace"}
-    refused = {c.name: c.hint for c in plan.changes if c.action == "needs-replacement"}
-    for name in sorted(set(replace) - replaced):
+    replaced = NameSet("workspace", (c.name for c in plan.changes if c.action == "replace"))
+    refused = NameTable(
+        "workspace", {c.name: c.hint for c in plan.changes if c.action == "needs-replacement"}
+    )
+    for name in sorted(n for n in set(replace) if n not in replaced):
         why = refused.get(name) or "that workspace needs no replacement"
         click.echo(f'Warning: --replace "{name}": {why}.', err=True)
 

@@ -167,7 +167,8 @@ def history(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
 def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     """Drop the record of one workspace, group or user (the site is not changed).
 
-    Details: docs/commands.md.
+    NAME is compared as the site compares names (case and width aside). Details:
+    docs/commands.md.
     """
     target = _target(site_opts, paths)
     with records_at(site_opts, target) as store:
@@ -186,7 +187,8 @@ def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions)
 def mv(kind: str, old: str, new: str, paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     """Move the record of a workspace, group or user to a new name (the site is not changed).
 
-    Details: docs/commands.md.
+    OLD and NEW are compared as the site compares names (case and width aside): NEW may
+    respell OLD, but never name another record. Details: docs/commands.md.
     """
     target = _target(site_opts, paths)
     with records_at(site_opts, target) as store:

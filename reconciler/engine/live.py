@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from reconciler.api.answers import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
+from reconciler.identity import NameSet
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
 from reconciler.spec import USER_LIST_PAGE_SIZE
 
@@ -74,7 +75,7 @@ class LiveReader:
         user the API key belongs to (the guard that never deletes the caller needs it).
         """
         self.progress.expect(2 + who_am_i)
-        wanted = None if detail_names is None else set(detail_names)
+        wanted = None if detail_names is None else NameSet("workspace", detail_names)
         (entries, details), (locations, notes, summaries), caller = await asyncio.gather(
             self._read_workspaces(wanted),
             self._read_users_and_groups(),
@@ -126,7 +127,7 @@ class LiveReader:
             self._read_locations() if locations else _no_locations(),
             self._read_caller() if who_am_i else _nothing(),
         )
-        wanted = set(detail_names)
+        wanted = NameSet("workspace", detail_names)
         details_for = [e for e in entries if e.name in wanted]
         self.progress.expect(len(details_for) + (1 if all_users else len(searches)))
         details, users = await asyncio.gather(
@@ -160,7 +161,7 @@ class LiveReader:
     async def with_details(self, live: LiveSite, names: Collection[str]) -> LiveSite:
         """``live`` with the details of the workspaces ``names`` the site has (a scoped plan
         widened to them): their members are then compared as a full plan compares them."""
-        wanted = set(names)
+        wanted = NameSet("workspace", names)
         entries = [
             WorkspaceEntry(ws.id, ws.name, ws.path)
             for ws in live.workspaces
@@ -199,7 +200,7 @@ class LiveReader:
             return None
 
     async def _read_workspaces(
-        self, wanted: set[str] | None
+        self, wanted: NameSet | None
     ) -> tuple[list[WorkspaceEntry], dict[int, WorkspaceInfo] | None]:
         """``workspace_list``, then the details of the wanted workspaces: they need its IDs
         and nothing else, so they go out while ``users_location_access`` -- the slowest

@@ -22,6 +22,7 @@ from reconciler.engine.planner import build_plan
 from reconciler.engine.record_changes import members_dropped, moved
 from reconciler.engine.records import Records, reduce
 from reconciler.engine.renames import (
+    move_notices,
     moved_events,
     record_moves,
     renamed_users,
@@ -40,6 +41,7 @@ from reconciler.engine.snapshot import desired_to_data
 from reconciler.engine.targets import Selection, narrowed, selected
 from reconciler.engine.users import Resolution, UserDirectory, lookups, resolve_references
 from reconciler.errors import ManifestError
+from reconciler.identity import NameSet, same_name
 from reconciler.model import DesiredSite, LiveSite, LiveUser
 from reconciler.state.backend import Holder, RecordStore
 
@@ -193,9 +195,7 @@ def compare_live(
             comparison.users,
         )
     notices: tuple[str, ...] = (scope.describe(),) if scope is not None else ()
-    notices += tuple(move.notice() for move in moves) or still_called(
-        compared, live, settled, moves
-    )
+    notices += move_notices(moves) or still_called(compared, live, settled, moves)
     return Observation(
         compared,
         live,
@@ -234,7 +234,7 @@ async def _observe_scoped(
     added, and resolve every reference fresh from the site, as a full plan would: never from
     what the records remember of a user (an e-mail may have moved to another account)."""
     reader = LiveReader(site.client, site.progress)
-    declared_users = {u.username for u in desired.users}
+    declared_users = NameSet("user", (u.username for u in desired.users))
     deleting_users = any(name not in declared_users for name in scope.users)
     managed_groups = records.managed_groups()
     wall, cpu = time.perf_counter(), time.process_time()
@@ -291,14 +291,14 @@ def _widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
     moved = [
         name
         for name, record in records.managed_workspaces().items()
-        if on_site.get(record.id) != name
+        if not same_name("workspace", on_site.get(record.id, ""), name)
     ]
     groups = {group.id: group.name for group in live.groups}
     gone = (
         [
             name
             for name, record in records.managed_groups().items()
-            if record.id is not None and groups.get(record.id) != name
+            if record.id is not None and not same_name("group", groups.get(record.id, ""), name)
         ]
         if live.groups_listed
         else []

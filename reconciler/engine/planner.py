@@ -56,6 +56,7 @@ from reconciler.engine.safety import (
     vanished_files,
 )
 from reconciler.engine.users import UserDirectory, user_order
+from reconciler.identity import NameSet
 from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, Overrides, Policy
 
 MAX_NAMES_PER_WORKSPACE_ADD = 20
@@ -135,7 +136,7 @@ class _Builder:
         """A managed user who left ``users:``: deleted only with ``policy.prune_users``."""
         if not self.policy.prune_users:
             reason = "left the manifest; kept because policy.prune_users is false"
-        elif pattern := protecting(self.policy.protect_users, username, live.username):
+        elif pattern := protecting("user", self.policy.protect_users, username, live.username):
             reason = f'left the manifest; kept because it matches policy.protect_users "{pattern}"'
         else:
             self.add(UserDelete(user_id=live.id, username=username))
@@ -272,8 +273,8 @@ class _Builder:
             FieldChange(f.field, _display(f.live), _display(f.desired), f.basis)
             for f in diff.replacement
         )
-        pattern = protecting(self.policy.protect, diff.name, diff.live.name)
-        if diff.name not in self.options.replace or pattern is not None:
+        pattern = protecting("workspace", self.policy.protect, diff.name, diff.live.name)
+        if diff.name not in NameSet("workspace", self.options.replace) or pattern is not None:
             hint = (
                 f'not planned: it matches policy.protect "{pattern}", and a protected '
                 "workspace is never deleted, so never replaced"
@@ -356,7 +357,7 @@ class _Builder:
         if not self.policy.prune:
             reason = "left the manifest; kept because policy.prune is false"
         else:
-            pattern = protecting(self.policy.protect, name)
+            pattern = protecting(kind, self.policy.protect, name)
             if pattern is None:
                 return True
             reason = f'left the manifest; kept because it matches policy.protect "{pattern}"'

@@ -32,10 +32,13 @@ from reconciler.model import LiveSite
 
 
 def moved(moves: Iterable[Move]) -> list[RecordChange]:
-    """The records ``previously`` moves to their new names."""
+    """The records ``previously`` moves to their new names. A record the manifest merely
+    respells (``Legal`` as ``LEGAL``) is the same name as the site compares names: it follows
+    the manifest's spelling whenever the records are saved, and is no change of its own."""
     return [
         RecordChange(move.kind, move.new, "move", id=move.object_id, old_name=move.old)
         for move in moves
+        if not move.respelled
     ]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reconciler.engine.actions import AfterApply, UserKey
+from reconciler.identity import same_name, username_key
 from reconciler.model import DesiredSite, DesiredUser, LiveUser, UserRef
 
 
@@ -21,8 +22,9 @@ from reconciler.model import DesiredSite, DesiredUser, LiveUser, UserRef
 class UserDirectory:
     """The site's users, indexed every way the manifest may name them.
 
-    Usernames and e-mail addresses match without regard to case, as people type them; an
-    exact match wins when two users differ only by case.
+    Usernames and e-mail addresses match as the site compares them (``reconciler.identity``:
+    without regard to case or width), as people type them; an exact match wins when two users
+    differ only so.
     """
 
     by_id: dict[int, LiveUser]
@@ -38,7 +40,7 @@ class UserDirectory:
             by_id[user.id] = user
             for text in {user.username, user.email} - {""}:
                 exact.setdefault(text, []).append(user)
-                folded.setdefault(text.casefold(), []).append(user)
+                folded.setdefault(username_key(text), []).append(user)
         return cls(by_id, exact, folded)
 
     def candidates(self, ref: UserRef) -> list[LiveUser]:
@@ -49,7 +51,7 @@ class UserDirectory:
         for user in self.exact.get(ref.text, []):
             found.setdefault(user.id, user)
         if not found:
-            for user in self.folded.get(ref.text.casefold(), []):
+            for user in self.folded.get(username_key(ref.text), []):
                 found.setdefault(user.id, user)
         return list(found.values())
 
@@ -118,15 +120,15 @@ def references(desired: DesiredSite) -> list[UserRef]:
 def _declared_index(users: Iterable[DesiredUser]) -> dict[str, DesiredUser]:
     index: dict[str, DesiredUser] = {}
     for user in users:
-        index.setdefault(user.username.casefold(), user)
-        index.setdefault(user.email.casefold(), user)
+        index.setdefault(username_key(user.username), user)
+        index.setdefault(username_key(user.email), user)
     return index
 
 
 def _is(user: LiveUser, declared: DesiredUser) -> bool:
     """Whether the site's ``user`` is the declared one (same username or same e-mail)."""
-    return user.username.casefold() == declared.username.casefold() or (
-        bool(user.email) and user.email.casefold() == declared.email.casefold()
+    return same_name("user", user.username, declared.username) or (
+        bool(user.email) and same_name("user", user.email, declared.email)
     )
 
 
@@ -150,7 +152,7 @@ def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolu
         if ref.text in ids or ref.text in ambiguous or ref.text in new:
             continue
         found = directory.candidates(ref)
-        twin = declared.get(ref.text.casefold())
+        twin = declared.get(username_key(ref.text))
         if found and twin is not None and not any(_is(user, twin) for user in found):
             # "1002" is user 1002, and also the username of a user the manifest declares and
             # the site does not have yet: granting either would be a guess
@@ -159,8 +161,8 @@ def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolu
             ids[ref.text] = found[0].id
         elif found:
             ambiguous[ref.text] = Ambiguity(ref, tuple(sorted(found, key=lambda u: u.id)))
-        elif ref.kind != "id" and ref.text.casefold() in declared:
-            new[ref.text] = declared[ref.text.casefold()].username
+        elif ref.kind != "id" and username_key(ref.text) in declared:
+            new[ref.text] = declared[username_key(ref.text)].username
         else:
             unknown.append(ref)
     return Resolution(ids, tuple(unknown), tuple(ambiguous.values()), new)

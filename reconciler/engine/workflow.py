@@ -42,6 +42,7 @@ from reconciler.engine.safety import RunCheck
 from reconciler.engine.saved import refuse_applied_again, still_needed, trusted_plan
 from reconciler.engine.snapshot import desired_from_data, policy_to_data
 from reconciler.errors import ReconcilerError, RefusedForSafety, StateError
+from reconciler.identity import lookup
 from reconciler.model import DesiredSite, Policy
 from reconciler.state.backend import Holder, RecordStore
 
@@ -389,14 +390,21 @@ def forget(
 ) -> None:
     """Drop the record of one object (the site is not changed)."""
     with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
-        records = state.records
-        table = {"workspace": records.workspaces, "group": records.groups, "user": records.users}
-        if name not in table[kind]:
-            raise ReconcilerError(
-                f'No {kind} "{name}" is recorded for {store.site} in {store.location}.',
-                hint="`reconciler state show` lists what is recorded.",
-            )
-        state.save(reduce(state.records, [Forgotten(kind, name)]), f'forgot {kind} "{name}"')
+        recorded = _recorded(state.records, kind, name, store)
+        state.save(reduce(state.records, [Forgotten(kind, recorded)]), f'forgot {kind} "{name}"')
+
+
+def _recorded(
+    records: Records, kind: Literal["workspace", "group", "user"], name: str, store: RecordStore
+) -> str:
+    """How the records spell ``name`` (names are compared as the site compares them)."""
+    found = lookup(getattr(records, f"{kind}s"), kind, name)
+    if found is None:
+        raise ReconcilerError(
+            f'No {kind} "{name}" is recorded for {store.site} in {store.location}.',
+            hint="`reconciler state show` lists what is recorded.",
+        )
+    return found[0]
 
 
 def move(
@@ -412,19 +420,16 @@ def move(
     manifest's new name. One saved version, under the lock; the site is not changed."""
     with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
         table = getattr(state.records, f"{kind}s")
-        if old not in table:
+        recorded = _recorded(state.records, kind, old, store)
+        taken = lookup(table, kind, new)
+        if taken is not None and (taken[0] != recorded or new == recorded):
             raise ReconcilerError(
-                f'No {kind} "{old}" is recorded for {store.site} in {store.location}.',
-                hint="`reconciler state show` lists what is recorded.",
-            )
-        if new in table:
-            raise ReconcilerError(
-                f'A {kind} "{new}" is recorded already (ID {table[new].id}): a record cannot '
+                f'A {kind} "{taken[0]}" is recorded already (ID {taken[1].id}): a record cannot '
                 "move onto another one.",
                 hint="If that record is wrong, drop it first: "
-                f'reconciler state forget {kind} "{new}"',
+                f'reconciler state forget {kind} "{taken[0]}"',
             )
-        moved = reduce(state.records, [RecordMoved(kind, old, new)])
+        moved = reduce(state.records, [RecordMoved(kind, recorded, new)])
         state.save(moved, f'moved the record of {kind} "{old}" to "{new}"')
 
 

@@ -18,6 +18,7 @@ from reconciler.render.access_parts import (
     since_lines,
     workspace_title,
 )
+from reconciler.render.escape import code_span, markdown_text
 from reconciler.render.lines import Line
 from reconciler.render.text import render_lines
 
@@ -70,11 +71,9 @@ def render_access_text(report: AccessReport, *, color: bool = False) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text for a Markdown table cell: no line breaks, pipes escaped, nothing taken as markup."""
-    flat = " ".join(text.split())
-    for char in "\\`*_[]<|":
-        flat = flat.replace(char, "\\" + char)
-    return flat
+    """Text for a Markdown table cell or line: shown as written, nothing taken as markup (the
+    one escaping of names, ``render/escape.py``: no line break, pipes escaped)."""
+    return markdown_text(text)
 
 
 def _md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -84,7 +83,11 @@ def _md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]
 
 
 def render_access_markdown(report: AccessReport) -> str:
-    out = [f"# Access report for `{report.site}`", "", *(f"{t}\n" for t in opening(report))]
+    out = [
+        f"# Access report for {code_span(report.site)}",
+        "",
+        *(f"{t}\n" for t in opening(report)),
+    ]
     out += ["## Findings", ""]
     findings = [(FINDING_LABELS[f.kind], f.person, f.detail) for f in report.findings]
     out += _md_table(("finding", "person", "detail"), findings) if findings else ["None.", ""]

@@ -15,6 +15,7 @@ from reconciler.api.client import ClientStats
 from reconciler.engine.executor import ApplyReport, Outcome
 from reconciler.engine.plan import Plan
 from reconciler.findings import plural
+from reconciler.render.escape import visible
 from reconciler.render.formats import Format, Formats
 
 APPLY_REPORT_FORMAT = 1  # the JSON report's "format": raised when a field changes meaning
@@ -25,7 +26,7 @@ LISTED = 10  # actions named one by one in an interruption report; the rest are 
 def problem_lines(report: ApplyReport) -> list[str]:
     """One line per action that did not complete, with the reason."""
     return [
-        f"  {outcome.status}: {outcome.action.summary()}: {outcome.detail}"
+        visible(f"  {outcome.status}: {outcome.action.summary()}: {outcome.detail}")
         for outcome in report.outcomes
         if outcome.status != "done"
     ]
@@ -35,7 +36,7 @@ def notice_lines(report: ApplyReport) -> list[str]:
     """One line per action that completed otherwise than its answer said (a doubted answer
     settled by reading the site, a deletion found already done): said, never silent."""
     return [
-        f"  note: {outcome.action.summary()}: {outcome.detail}"
+        visible(f"  note: {outcome.action.summary()}: {outcome.detail}")
         for outcome in report.outcomes
         if outcome.status == "done" and outcome.detail
     ]

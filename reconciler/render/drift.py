@@ -7,6 +7,7 @@ from typing import Any
 
 from reconciler.engine.drift import CATEGORIES, DRIFT_CATEGORIES
 from reconciler.findings import plural
+from reconciler.render.escape import code_fence, code_span, markdown_text, visible
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.lines import Line, unmanaged_summary
 from reconciler.render.markdown import trim
@@ -109,22 +110,36 @@ def render_drift_json(report: dict[str, Any]) -> str:
 
 def render_drift_markdown(report: dict[str, Any]) -> str:
     out = [
-        f"### site-reconciler drift report for `{report['site']}`",
+        f"### site-reconciler drift report for {code_span(report['site'])}",
         "",
         f"**{_verdict(report)}**",
         "",
-        *(f"_{text}_\n" for text in _since_last(report)),
+        *(f"_{markdown_text(text)}_\n" for text in _since_last(report)),
     ]
     for category in CATEGORIES:
         items = report[category]
         if items:
-            out += [f"<details><summary>{TITLES[category]} ({len(items)})</summary>", "", "```text"]
-            out += [_entry(item) for item in items] + ["```", "", "</details>", ""]
+            out += _block(f"{TITLES[category]} ({len(items)})", [_entry(i) for i in items])
     access = report.get("access", [])
     if access:
-        out += [f"<details><summary>{ACCESS_TITLE} ({len(access)})</summary>", "", "```text"]
-        out += [_access(item) for item in access] + ["```", "", "</details>", ""]
+        out += _block(f"{ACCESS_TITLE} ({len(access)})", [_access(i) for i in access])
     return trim("\n".join(out) + "\n")
+
+
+def _block(title: str, entries: list[str]) -> list[str]:
+    """A collapsible code block of ``entries``, shown as written: no entry can close it."""
+    shown = [visible(entry) for entry in entries]
+    fence = code_fence(shown)
+    return [
+        f"<details><summary>{title}</summary>",
+        "",
+        fence + "text",
+        *shown,
+        fence,
+        "",
+        "</details>",
+        "",
+    ]
 
 
 DRIFT_FORMATS: Formats[dict[str, Any]] = Formats(
