@@ -15,7 +15,8 @@ import pytest
 
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
-from reconciler.api.errors import OutcomeUnknown
+from reconciler.api.errors import OutcomeUnknown, TransportError
+from tests.support.hostile_server import Reply, hostile_server
 
 BODY = b'{"userInfo": {"id": 7, "username": "gina"}}'
 
@@ -104,3 +105,18 @@ def test_a_write_whose_connection_is_closed_unanswered_is_left_undecided() -> No
     with keep_alive_server() as (url, _), pytest.raises(OutcomeUnknown) as caught:
         asyncio.run(go())
     assert "may or may not have applied" in caught.value.message
+
+
+def test_an_answer_cut_short_of_its_announced_length_is_not_read_as_a_record() -> None:
+    """A small answer is read in one go (``transport.SMALL_BODY``); one that ends before the
+    length it announced is a failed read, never a truncated record."""
+    cut = Reply(200, [b'{"userInfo": {"id": 7, "username": "gi'], length=200)
+
+    async def go(url: str) -> None:
+        config = ClientConfig(url, "key", Secret("secret"), read_attempts=2)
+        async with SiteClient(config) as client:
+            await client.user_info(7)
+
+    with hostile_server(lambda request: cut) as server, pytest.raises(TransportError):
+        asyncio.run(go(server.url))
+    assert server.calls("user_info") == 2  # a read: tried again, then reported

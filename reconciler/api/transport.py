@@ -54,6 +54,14 @@ def _as_httpx(exc: Exception, request: httpx.Request) -> Exception:
     return exc
 
 
+SMALL_BODY = 64 * 2**10
+"""An answer that announces at most this many bytes, not compressed, is read in one go:
+nearly every answer (a workspace's details are some 2 KB), without a stream's machinery per
+chunk. Longer, compressed or unannounced ones stream, for ``api.body`` to stop at the cap."""
+
+_CODING = "Content-Encoding"
+
+
 class _Body(httpx.AsyncByteStream):
     """An answer's raw bytes as they arrive; closing hands the connection back (or drops it,
     when the body was not read to its end)."""
@@ -109,6 +117,12 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 data=request.content or None,
                 allow_redirects=False,
             )
+            length = response.content_length
+            if length is not None and length <= SMALL_BODY and not response.headers.get(_CODING):
+                content = await response.read()  # the connection goes back to the pool
+                return httpx.Response(
+                    response.status, headers=response.raw_headers, content=content, request=request
+                )
         except aiohttp.ClientError as exc:
             raise _as_httpx(exc, request) from exc
         return httpx.Response(
