@@ -183,7 +183,9 @@ def time_budget(plan: ScenarioResult) -> list[str]:
     sandbox = run.sandbox_cpu_s or 0.0
     other = run.other_cpu_s or 0.0
     return [
-        f"- the whole command: {run.wall_s:.2f} s, {run.cpu_s:.2f} s of the tool's CPU",
+        f"- the whole command: {run.wall_s:.2f} s, {run.cpu_s:.2f} s of the tool's CPU "
+        f"(a bare httpx loop of the same reads, as its own process: "
+        f"{_s(plan.bare.cpu_s if plan.bare else None)} of CPU)",
         f"- start-up before the first call (interpreter, imports, manifest of "
         f"{plan.size.workspaces:,} workspaces, records, client): {_s(plan.before_first_call_s)} "
         f"wall, {t['startup_cpu_s']:.2f} s of CPU",

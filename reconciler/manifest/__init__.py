@@ -30,7 +30,7 @@ from reconciler.manifest.schema import check_schema
 from reconciler.manifest.source import Document, read_document
 from reconciler.model import DesiredSite
 
-__all__ = ["ManifestResult", "load_manifest"]
+__all__ = ["ManifestResult", "collector_paused", "load_manifest"]
 
 
 @dataclass(frozen=True, slots=True)
