@@ -11,6 +11,7 @@ including dropped TCP connections. The access log (``--access-log``) masks the v
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 import socket
@@ -19,7 +20,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote_plus
@@ -150,9 +150,18 @@ def fast_stack() -> tuple[Literal["httptools", "h11"], Literal["uvloop", "asynci
     on h11 the sandbox spent about 1.2 ms a call, half of it parsing and writing HTTP. The
     site's behaviour is the same on either stack (its tests run on whichever is installed).
     """
-    http: Literal["httptools", "h11"] = "httptools" if find_spec("httptools") else "h11"
-    loop: Literal["uvloop", "asyncio"] = "uvloop" if find_spec("uvloop") else "asyncio"
+    http: Literal["httptools", "h11"] = "httptools" if _importable("httptools") else "h11"
+    loop: Literal["uvloop", "asyncio"] = "uvloop" if _importable("uvloop") else "asyncio"
     return http, loop
+
+
+def _importable(name: str) -> bool:
+    """Imported, not merely found: a broken build must not stop the sandbox."""
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
 
 
 def _listen(host: str, port: int) -> socket.socket:
