@@ -61,6 +61,7 @@ def test_the_golden_site_shows_every_kind_of_change() -> None:
     actions = {change.action for change in plan.changes}
     assert {"create", "update", "delete", "needs-replacement"} <= actions
     assert plan.kept and plan.unmanaged and plan.unobservable
+    assert [change.action for change in plan.record_changes] == ["forget"]
 
 
 def test_values_are_written_alike_by_every_renderer() -> None:

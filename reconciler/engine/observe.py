@@ -15,10 +15,11 @@ from reconciler import __version__
 from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.live import LiveReader, Progress
-from reconciler.engine.pending import settle, wait_for_landing
-from reconciler.engine.plan import Plan, PlanContext, PlanOptions
+from reconciler.engine.pending import drop_dead_members, settle, wait_for_landing
+from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
+from reconciler.engine.record_changes import members_dropped, moved
 from reconciler.engine.records import Records, reduce
 from reconciler.engine.renames import (
     moved_events,
@@ -98,7 +99,8 @@ class Observation:
     """A fresh read of the site compared with the manifest and the (settled) records.
 
     ``desired`` is what was compared: the whole manifest, or its touched part (``scope``).
-    ``records`` are always all of them, with pending writes settled.
+    ``records`` are always all of them, with pending writes settled and ``record_changes``
+    (moves, dead members dropped) folded in: what an apply saves.
     """
 
     desired: DesiredSite
@@ -111,6 +113,7 @@ class Observation:
     learnt: tuple[str, ...] = ()
     notices: tuple[str, ...] = field(default=())
     read: ReadTimes = NOT_TIMED
+    record_changes: tuple[RecordChange, ...] = ()
 
 
 async def observe(
@@ -169,7 +172,8 @@ def compare_live(
     scope: Scope | None = None,
 ) -> Observation:
     """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
-    settled, learnt = settle(records, live)
+    alive, _ = drop_dead_members(records, live)  # said as record changes, not as notes
+    settled, learnt = settle(alive, live)
     compared = desired if scope is None else scoped_site(desired, scope)
     moves = [m for m in record_moves(desired, settled, live) if _in(scope, m.kind, m.new)]
     settled = reduce(settled, moved_events(moves))
@@ -203,6 +207,7 @@ def compare_live(
         tuple(learnt),
         notices,
         read,
+        (*members_dropped(records, alive), *moved(moves)),
     )
 
 
@@ -312,18 +317,7 @@ def _widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
 
 
 def _with_notices(seen: Observation, *notices: str) -> Observation:
-    return Observation(
-        seen.desired,
-        seen.live,
-        seen.records,
-        seen.directory,
-        seen.resolution,
-        seen.comparison,
-        seen.scope,
-        seen.learnt,
-        (*seen.notices, *notices),
-        seen.read,
-    )
+    return replace(seen, notices=(*seen.notices, *notices))
 
 
 def _context(manifest: Manifest, site: Site, scope: Scope | None) -> PlanContext:
@@ -373,4 +367,5 @@ def plan_from(
         _context(manifest, site, seen.scope),
         (*seen.notices, *_no_records_notice(seen, site)),
         warnings,
+        seen.record_changes,
     )

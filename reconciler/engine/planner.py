@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.access.changes import plan_access
 from reconciler.engine.actions import (
     DELETES_ACCOUNT,
     DESTROYS_FILES,
@@ -43,7 +44,9 @@ from reconciler.engine.plan import (
     Plan,
     PlanContext,
     PlanOptions,
+    RecordChange,
 )
+from reconciler.engine.record_changes import forget_vanished
 from reconciler.engine.records import Records
 from reconciler.engine.renames import lookalike_warnings, rename_problems
 from reconciler.engine.safety import (
@@ -75,10 +78,12 @@ class _Builder:
     directory: UserDirectory
     options: PlanOptions
     policy: Policy
+    live: LiveSite | None = None  # what the site showed: is a vanished object's name free?
     actions: list[WriteAction] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     kept: list[Kept] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    forgotten: list[RecordChange] = field(default_factory=list)
 
     def add(self, action: WriteAction) -> str:
         """Add ``action``, after the creation of every user it names that this apply creates."""
@@ -341,15 +346,11 @@ class _Builder:
                 self._vanished("group", group.name, group.gone_id)
 
     def _vanished(self, kind: ObjectKind, name: str, object_id: int | None) -> None:
-        self.kept.append(
-            Kept(
-                kind,
-                name,
-                f"recorded as managed (ID {object_id}) but missing on the site; nothing to "
-                f'delete. Run `reconciler state forget {kind} "{name}"` to drop the record',
-                on_site=False,
-            )
-        )
+        decided = forget_vanished(kind, name, object_id, self.live)
+        if isinstance(decided, Kept):
+            self.kept.append(decided)
+        else:
+            self.forgotten.append(decided)
 
     def _may_delete(self, kind: ObjectKind, name: str) -> bool:
         if not self.policy.prune:
@@ -442,9 +443,12 @@ def build_plan(
     context: PlanContext,
     notices: Iterable[str] = (),
     warnings: Iterable[str] = (),
+    record_changes: Iterable[RecordChange] = (),
 ) -> Plan:
-    """The plan that makes the site match the manifest, with what apply would refuse."""
-    builder = _Builder(directory, options, policy)
+    """The plan that makes the site match the manifest, with what apply would refuse.
+    ``record_changes``: what reading the site already changed in the records (moves, dead
+    members); the records of objects gone from the site and the manifest join them."""
+    builder = _Builder(directory, options, policy, live)
     builder.users(comparison.users)
     builder.groups(comparison.groups)
     builder.workspaces(comparison.workspaces)
@@ -493,4 +497,6 @@ def build_plan(
             {name for kind, name in touched if kind == "group"},
             users,
         ),
+        access=plan_access(actions, builder.changes, live, directory),
+        record_changes=(*record_changes, *builder.forgotten),
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconciler.engine.drift import CATEGORIES
+from reconciler.engine.drift import CATEGORIES, DRIFT_CATEGORIES
+from reconciler.findings import plural
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.lines import Line, unmanaged_summary
 from reconciler.render.markdown import trim
@@ -16,6 +17,7 @@ TITLES = {
     "extra": "Extra (left the manifest, still on the site)",
     "changed": "Changed (members differ)",
     "needs_replacement": "Needs replacement (settings differ; replacement destroys all files)",
+    "records": "Records only (the tool's records are behind; the next apply saves them)",
     "unmanaged": "Unmanaged (on the site, never in the manifest; left alone)",
     "unobservable": "Unobservable (the site does not report these facts)",
 }
@@ -24,7 +26,15 @@ STYLES = {
     "extra": "delete",
     "changed": "change",
     "needs_replacement": "warning",
+    "records": "change",
 }
+
+
+ACCESS_TITLE = "Access (who can reach what on the site, against the manifest)"
+
+
+def _access(item: dict[str, Any]) -> str:
+    return f"  {item['detail']}"
 
 
 def _entry(item: dict[str, Any]) -> str:
@@ -36,7 +46,11 @@ def _verdict(report: dict[str, Any]) -> str:
     if report["in_sync"]:
         return "In sync: the site matches the manifest."
     counts = ", ".join(
-        f"{len(report[c])} {c.replace('_', ' ')}" for c in CATEGORIES[:4] if report[c]
+        plural(len(report[c]), "record change")
+        if c == "records"
+        else f"{len(report[c])} {c.replace('_', ' ')}"
+        for c in DRIFT_CATEGORIES
+        if report[c]
     )
     if "since_last" in report:  # only the new items are listed
         return f"Drift: {counts or 'nothing'} new; the site still differs from the manifest."
@@ -72,6 +86,13 @@ def drift_lines(report: dict[str, Any], *, show_unmanaged: bool = False) -> list
         else:
             lines += [Line(_entry(item), STYLES.get(category, "dim")) for item in items]
         lines.append(Line(""))
+    access = report.get("access", [])
+    if access:
+        lines += [
+            Line(f"{ACCESS_TITLE}:", "heading"),
+            *(Line(_access(i), "change") for i in access),
+        ]
+        lines.append(Line(""))
     lines.append(Line(_verdict(report), "heading"))
     return lines
 
@@ -99,6 +120,10 @@ def render_drift_markdown(report: dict[str, Any]) -> str:
         if items:
             out += [f"<details><summary>{TITLES[category]} ({len(items)})</summary>", "", "```text"]
             out += [_entry(item) for item in items] + ["```", "", "</details>", ""]
+    access = report.get("access", [])
+    if access:
+        out += [f"<details><summary>{ACCESS_TITLE} ({len(access)})</summary>", "", "```text"]
+        out += [_access(item) for item in access] + ["```", "", "</details>", ""]
     return trim("\n".join(out) + "\n")
 
 

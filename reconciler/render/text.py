@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 
 from reconciler.engine.plan import Plan
+from reconciler.render.access_plan import access_section
 from reconciler.render.lines import (
+    RECORDS_HEADING,
     Line,
     change_lines,
     left_alone_lines,
     notice_lines,
+    record_lines,
     safety_lines,
     summary_line,
 )
@@ -34,7 +37,9 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> list[Line]:
         for change in plan.changes:
             lines += [Line(""), *change_lines(change)]
         lines.append(Line(""))
+    lines += access_section(plan.access)
     sections = (
+        (RECORDS_HEADING, record_lines(plan)),
         ("Left alone:", left_alone_lines(plan, list_unmanaged=show_unmanaged)),
         (
             "Could not be observed (reported, not guessed):",

@@ -168,6 +168,11 @@ def running_postgres(*, durable: bool = False) -> Iterator[PostgresServer]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+IN_CI = os.environ.get("CI") == "true"
+"""Read once, when the test session imports this module: every test runs with ``CI`` removed
+from its environment (``tests/conftest.py``), since the tool itself reads it."""
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """One server for the whole session; skipped without binaries, failed under CI=true."""
@@ -175,7 +180,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         with running_postgres() as server:
             yield server
     except PostgresUnavailable as exc:
-        if os.environ.get("CI") == "true":
+        if IN_CI:
             pytest.fail(f"{exc} (CI=true: these tests must run, not skip)")
         pytest.skip(str(exc))
 
