@@ -173,7 +173,7 @@ def test_drift_can_be_targeted(site: LoopbackSite) -> None:
 
     fin = site.run("drift", "small.yaml", "--target", "Finance")
     assert fin.returncode == EXIT_CHANGES
-    assert "extra members: #1011" in fin.stdout  # a scoped read labels users it did not list
+    assert "extra members: mallory" in fin.stdout  # named as workspace_info lists her
 
 
 def test_exclude_leaves_a_kind_out_of_apply(site: LoopbackSite) -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
 
+from reconciler import aio
 from reconciler.access.job import access_report
 from reconciler.access.model import AccessReport, ReportScope
 from reconciler.access.since import load_previous
@@ -98,7 +98,7 @@ def access(
                 desired = manifest.desired if manifest is not None else None
                 return await access_report(site, scope, desired, previous)
 
-    report = asyncio.run(run())
+    report = aio.run(run())
     if out is None:
         click.echo(render_access(report, fmt, site_opts.color), nl=False)
     else:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
 import click
 
+from reconciler import aio
 from reconciler.api.client import ClientStats
 from reconciler.cli import LOCKED, cli, epilog
 from reconciler.cli.follow_up import next_command
@@ -157,7 +157,7 @@ def apply(
     )
     try:
         with progress:
-            result, stats = asyncio.run(_apply(source, site_opts, options, review))
+            result, stats = aio.run(_apply(source, site_opts, options, review))
     except KeyboardInterrupt:
         message, done_anything = interruption(review.approved, review.outcomes)
         hint = (

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 from pathlib import Path
 
 import click
 
+from reconciler import aio
 from reconciler.cli import LOCKED, SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
@@ -147,7 +147,7 @@ def export(
             async with open_site(site_opts, target, progress, command="export") as site:
                 return await workflow.export(site, users=with_users)
 
-    exported = asyncio.run(run())
+    exported = aio.run(run())
     for problem in exported.problems:
         click.echo(f"Warning: {problem}", err=True)
     written = _write(exported, out)
@@ -155,7 +155,7 @@ def export(
         count = plural(len(exported.workspaces), "workspace")
         click.echo(f"Exported {count} to {written[0]}.", err=True)
     if then_adopt:
-        asyncio.run(_adopt(tuple(written), site_opts))
+        aio.run(_adopt(tuple(written), site_opts))
     return EXIT_OK
 
 
@@ -167,5 +167,5 @@ def adopt(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
 
     Details: docs/commands.md.
     """
-    asyncio.run(_adopt(paths, site_opts))
+    aio.run(_adopt(paths, site_opts))
     return EXIT_OK

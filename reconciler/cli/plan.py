@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Any
 
 import click
 
+from reconciler import aio
 from reconciler.cli import SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_comments, write_private_file
 from reconciler.cli.follow_up import next_command
@@ -134,7 +134,7 @@ def plan(
     if out is not None:
         required_secret(os.environ)  # in CI, before the site is read
     options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
-    result = asyncio.run(_plan(paths, site_opts, options, out))
+    result = aio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
     listed = site_opts.lists_unmanaged(show_unmanaged)
     click.echo(render_plan(result, fmt, site_opts.color, listed), nl=False)
@@ -210,5 +210,5 @@ def drift(
                     click.echo(f"Warning: {note}.", err=True)
                 return news.report
 
-    report = asyncio.run(run())
+    report = aio.run(run())
     return EXIT_OK if report["in_sync"] else EXIT_CHANGES

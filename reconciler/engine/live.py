@@ -109,7 +109,6 @@ class LiveReader:
         detail_names: Collection[str],
         known_users: tuple[LiveUser, ...],
         *,
-        searches: Collection[str] = (),
         locations: bool = False,
         all_users: bool = False,
         who_am_i: bool = False,
@@ -118,8 +117,8 @@ class LiveReader:
 
         ``workspace_list`` always (every workspace's existence, ID and name), the details of
         ``detail_names`` only, ``users_location_access /`` only with ``locations``; the users
-        are ``known_users`` (resolved before) and what the site's search finds for each of
-        ``searches`` -- or every user with ``all_users``.
+        are ``known_users`` (resolved before), every user with ``all_users``, and the users
+        those reads named (``with_named_users``).
         """
         self.progress.expect(1 + locations + who_am_i)
         entries, (found, notes), caller = await asyncio.gather(
@@ -129,12 +128,13 @@ class LiveReader:
         )
         wanted = NameSet("workspace", detail_names)
         details_for = [e for e in entries if e.name in wanted]
-        self.progress.expect(len(details_for) + (1 if all_users else len(searches)))
+        self.progress.expect(len(details_for) + all_users)
         details, users = await asyncio.gather(
             self._read_details(details_for),
-            self._counted(self.client.user_list()) if all_users else self._search(searches),
+            self._counted(self.client.user_list()) if all_users else _no_users(),
         )
-        live_users = known_users + tuple(live_user(s) for s in users)
+        searched = known_users + tuple(live_user(s) for s in users)
+        live_users = with_named_users(searched, found, (details or {}).values())
         if details is None:
             notes.append(
                 "This site refuses workspace_info: workspace members were read with user_info "
@@ -172,12 +172,21 @@ class LiveReader:
         if not details:
             return live
         read = {ws.id: ws for ws in _workspaces(entries, details)}
-        return replace(live, workspaces=tuple(read.get(ws.id, ws) for ws in live.workspaces))
+        return replace(
+            live,
+            users=with_named_users(live.users, (), details.values()),
+            workspaces=tuple(read.get(ws.id, ws) for ws in live.workspaces),
+        )
 
     async def look_up(self, texts: Collection[str]) -> tuple[LiveUser, ...]:
         """Every user each of ``texts`` may name, read fresh from the site."""
         self.progress.expect(len(texts))
         return tuple(live_user(s) for s in await self._search(texts))
+
+    async def every_user(self) -> tuple[LiveUser, ...]:
+        """Every user of the site, from the whole user list (cheaper than many look-ups)."""
+        self.progress.expect(1)
+        return tuple(live_user(s) for s in await self._counted(self.client.user_list()))
 
     async def _look_up(self, text: str) -> list[UserSummary]:
         """Every user ``text`` may name: for digits, the user of that ID *and* whoever has
@@ -266,6 +275,10 @@ async def _nothing() -> None:
     return None
 
 
+async def _no_users() -> list[UserSummary]:
+    return []
+
+
 async def _no_locations() -> tuple[list[LocationEntry], list[str]]:
     return [], []
 
@@ -281,6 +294,30 @@ def live_user(summary: UserSummary) -> LiveUser:
         summary.last_name,
         summary.active,
     )
+
+
+def with_named_users(
+    users: tuple[LiveUser, ...],
+    locations: Iterable[LocationEntry],
+    details: Iterable[WorkspaceInfo],
+) -> tuple[LiveUser, ...]:
+    """``users`` and every other user a read named: the users ``users_location_access``
+    listed and the members ``workspace_info`` listed, each with the username and e-mail it
+    gave. A scoped plan resolves references from them without a search (``engine/users.py``,
+    ``UserDirectory.names``); what these reads do not say (whether a member is an
+    administrator, or active) stays unknown. ``users`` win over a read's partial entry."""
+    named: dict[int, LiveUser] = {}
+    for loc in locations:
+        if not loc.is_group:
+            named[loc.id] = LiveUser(loc.id, loc.name, loc.email or "", admin=loc.admin)
+    for info in details:
+        for member in info.users:
+            if member.id not in named:
+                named[member.id] = LiveUser(
+                    member.id, member.username or "", member.email or "", admin=None
+                )
+    known = {user.id for user in users}
+    return users + tuple(user for user_id, user in named.items() if user_id not in known)
 
 
 def _workspaces(

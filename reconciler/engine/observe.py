@@ -39,7 +39,7 @@ from reconciler.engine.scope import (
 )
 from reconciler.engine.snapshot import desired_to_data
 from reconciler.engine.targets import Selection, narrowed, selected
-from reconciler.engine.users import Resolution, UserDirectory, lookups, resolve_references
+from reconciler.engine.users import Resolution, UserDirectory, resolve_references, unverified
 from reconciler.errors import ManifestError
 from reconciler.identity import NameSet, same_name
 from reconciler.model import DesiredSite, LiveSite, LiveUser
@@ -232,30 +232,34 @@ async def _observe_scoped(
     """Read the touched set, widen it by what the site shows changed behind the tool's back
     (managed workspaces and groups deleted or renamed by hand), read what the widening
     added, and resolve every reference fresh from the site, as a full plan would: never from
-    what the records remember of a user (an e-mail may have moved to another account)."""
+    what the records remember of a user (an e-mail may have moved to another account).
+
+    Fresh means read by this plan: a reference that a member of a workspace it read, or a
+    user ``users_location_access`` listed, names exactly is resolved from that; only the
+    others are looked up (``users.unverified``), so the calls grow with the change."""
     reader = LiveReader(site.client, site.progress)
     declared_users = NameSet("user", (u.username for u in desired.users))
     deleting_users = any(name not in declared_users for name in scope.users)
     managed_groups = records.managed_groups()
     wall, cpu = time.perf_counter(), time.process_time()
-    texts = lookups(scoped_site(desired, scope))
-    all_users = deleting_users or len(texts) > MAX_SCOPED_LOOKUPS
     live = await reader.read_scoped(
         with_old_names(desired, scope.workspaces),
         (),
-        searches=() if all_users else texts,
         locations=bool(managed_groups) or bool(scope.groups),
-        all_users=all_users,
+        all_users=deleting_users,
         who_am_i=deleting_users,
     )
-    wide, looked = _widened(scope, live, records).within(), set(texts)
+    every_user = deleting_users  # the whole user list was read: nothing to look up
+    wide, looked = _widened(scope, live, records).within(), set[str]()
     for _ in range(3):  # each round may pull in objects whose references then need looking up
         added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
         if added:
             live = await reader.with_details(live, with_old_names(desired, added))
-        more = lookups(scoped_site(desired, wide)) - looked
-        if more and not all_users:
-            live = replace(live, users=live.users + await reader.look_up(more))
+        more = unverified(scoped_site(desired, wide), UserDirectory.of(live.users)) - looked
+        if more and not every_user:
+            every_user = len(more) > MAX_SCOPED_LOOKUPS
+            found = await (reader.every_user() if every_user else reader.look_up(more))
+            live = _with_users(live, found)
         looked |= more
         pulled = _moved_references(desired, wide, live, records).within()
         if pulled == wide:
@@ -263,6 +267,12 @@ async def _observe_scoped(
         wide = pulled
     read = ReadTimes.since(wall, cpu)
     return compare_live(desired, live, records, read=read, scope=wide)
+
+
+def _with_users(live: LiveSite, found: tuple[LiveUser, ...]) -> LiveSite:
+    """``live`` with the users a look-up found, in place of what another read said of them."""
+    ids = {user.id for user in found}
+    return replace(live, users=found + tuple(u for u in live.users if u.id not in ids))
 
 
 def _moved_references(

@@ -55,6 +55,15 @@ class UserDirectory:
                 found.setdefault(user.id, user)
         return list(found.values())
 
+    def names(self, ref: UserRef) -> bool:
+        """Whether these users prove whom ``ref`` means without a search of the site: exactly
+        one of them has it as username or e-mail, written the same, and nobody here matches it
+        otherwise. An ID is always looked up (another user may have it as a username), and so
+        is a text matched only without regard to case (a user not read may match exactly)."""
+        if ref.kind == "id":
+            return False
+        return len(self.exact.get(ref.text, ())) == 1 and len(self.candidates(ref)) == 1
+
     def label(self, user: UserKey) -> str:
         """How reports name a user: the username, ``#ID`` for a user the site did not list,
         or the username and "(new user)" for one this apply creates."""
@@ -132,10 +141,12 @@ def _is(user: LiveUser, declared: DesiredUser) -> bool:
     )
 
 
-def lookups(desired: DesiredSite) -> frozenset[str]:
-    """What a partial read must look up on the site to resolve ``desired`` exactly as a read
-    of every user would: each reference, and each declared user's username and e-mail."""
-    texts = {ref.text for ref in references(desired)}
+def unverified(desired: DesiredSite, read: UserDirectory) -> frozenset[str]:
+    """What a scoped plan must look up on the site to resolve ``desired`` exactly as a read of
+    every user would, given the users its reads named (``read``): every reference those users
+    do not name (``names``), and every declared user's username and e-mail (their facts --
+    e-mail, administrator, active -- are compared, and only a look-up reports them all)."""
+    texts = {ref.text for ref in references(desired) if not read.names(ref)}
     for user in desired.users:
         texts |= {user.username, user.email}
     return frozenset(text for text in texts if text)
