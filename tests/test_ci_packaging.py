@@ -73,6 +73,15 @@ def test_the_image_runs_as_a_numeric_non_root_user() -> None:
     assert int(uid) != 0
 
 
+def test_the_image_installs_exactly_the_version_of_this_checkout() -> None:
+    stage = final_stage(dockerfile())
+    (arg,) = [step.arguments for step in stage if step.keyword == "ARG"]
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert arg == f"RECONCILER_VERSION={version}"
+    (install,) = [step.arguments for step in stage if "pip install" in step.arguments]
+    assert '"site-reconciler==${RECONCILER_VERSION}"' in install
+
+
 def test_the_entry_point_is_the_tool_in_exec_form() -> None:
     stage = final_stage(dockerfile())
     entry = [step.arguments for step in stage if step.keyword == "ENTRYPOINT"]
@@ -250,7 +259,14 @@ def _table_after(heading: str) -> list[list[str]]:
 
 def test_the_exit_code_table_says_what_every_job_does_on_0_to_4() -> None:
     header, *rows = _table_after("## Exit codes: what each job does")
-    assert header == ["exit code", "plan (request)", "merged plan", "apply", "drift (nightly)"]
+    assert header == [
+        "exit code",
+        "plan (request)",
+        "merged plan",
+        "apply",
+        "drift (nightly)",
+        "operator jobs",
+    ]
     assert [row[0] for row in rows] == ["0", "1", "2", "3", "4"]
     assert all(len(row) == len(header) and all(row) for row in rows)
 
