@@ -14,7 +14,6 @@ site's: at most ``2 + k + min(references, user list pages)`` read calls, and for
 
 from __future__ import annotations
 
-import argparse
 import copy
 import sys
 from pathlib import Path
@@ -23,10 +22,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.measure import NO_WAIT, MeasurementError, QuietGate, sandbox_site
-from bench.report import ScenarioResult, results_table
+from bench.report import ScenarioResult
 from bench.sites import LATENCY_MS, SIZES, manifest_for, site_seed, write_manifest
-from bench.steps import MANIFEST, adopt, repeat, tool_args
-from reconciler.logs import configure_logging
+from bench.steps import MANIFEST, adopt, repeat, standalone, tool_args
 
 CHANGED = (3, 30, 300)
 CALLS_ALLOWED = 2  # workspace_list and users_location_access (groups deleted by hand)
@@ -101,15 +99,7 @@ def scoped_targets(results: list[ScenarioResult]) -> list[tuple[str, str, str, b
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each scenario (median)")
-    parser.add_argument("--keep", action="store_true", help="keep manifests/state in bench/out/")
-    args = parser.parse_args()
-    configure_logging("console", verbosity=0)
-    results = bench_scoped(args.repeats, args.keep)
-    print(results_table(results))
-    for what, limit, measured, met in scoped_targets(results):
-        print(f"{what}: {measured} (limit {limit}): {'met' if met else 'NOT met'}")
+    standalone(__doc__, bench_scoped, scoped_targets)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from tests.support.cli_runner import run_reconciler
 from tests.test_cli_hints import ROOT, command_at, commands, help_text
 
 EXIT_CODES = {
+    ("access",): {0, 1},
     ("validate",): {0, 1},
     ("plan",): {0, 1, 2},
     ("apply",): {0, 1, 2, 3, 4, 130},  # 2: with --detailed-exitcode, changed

@@ -35,6 +35,7 @@ def epilog(codes: Sequence[tuple[int, str]], examples: Sequence[str]) -> str:
 
 
 COMMAND_MODULES = {
+    "access": "reconciler.cli.access",
     "validate": "reconciler.cli.validate",
     "schema": "reconciler.cli.validate",
     "plan": "reconciler.cli.plan",

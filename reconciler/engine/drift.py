@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.access.words import access_drift
 from reconciler.engine.plan import Change, Plan, value_text
 
 CATEGORIES = ("missing", "extra", "changed", "needs_replacement", "unmanaged", "unobservable")
@@ -61,6 +62,7 @@ def drift_report(plan: Plan) -> dict[str, Any]:
         _item(u.kind, u.name, f"id {u.id}; never managed by the manifest") for u in plan.unmanaged
     ]
     report["unobservable"] += [_item("fact", "", sentence) for sentence in plan.unobservable]
+    report["access"] = access_drift(plan.access)
     report["in_sync"] = not any(report[category] for category in DRIFT_CATEGORIES)
     return report
 

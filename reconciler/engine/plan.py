@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from reconciler import codec
+from reconciler.access.model import AccessChange
 from reconciler.engine.actions import WriteAction, action_from_data
 from reconciler.errors import RefusedForSafety
 
@@ -139,6 +140,9 @@ class Plan:
     notices: tuple[str, ...] = ()  # paragraphs shown first: what the plan could not judge
     guards: tuple[str, ...] = ()  # why apply would refuse it (empty: it would not)
     expects: Mapping[str, Any] = field(default_factory=dict)
+    # Who gains or loses access (``access/changes.py``); None: a plan file saved before plans
+    # carried it (its checksum is over the keys it had, so none is added when it is read).
+    access: tuple[AccessChange, ...] | None = None
 
     def __repr__(self) -> str:
         """Short: the generated one would render every action (megabytes on a large site),
@@ -187,6 +191,7 @@ class Plan:
             "summary": self.summary,
             "notices": list(self.notices),
             "changes": codec.to_data(self.changes, tuple[Change, ...]),
+            **({} if self.access is None else {"access": codec.to_data(self.access, _ACCESS)}),
             "actions": [action.to_data() for action in self.actions],
             "kept": codec.to_data(self.kept, tuple[Kept, ...]),
             "unmanaged": codec.to_data(self.unmanaged, tuple[Unmanaged, ...]),
@@ -231,7 +236,11 @@ class Plan:
             notices=tuple(str(s) for s in data.get("notices", ())),
             guards=tuple(str(p) for p in safety["problems"]),
             expects=dict(data["expects"]),
+            access=codec.from_data(data["access"], _ACCESS) if "access" in data else None,
         )
+
+
+_ACCESS = tuple[AccessChange, ...]
 
 
 def value_text(value: Any) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.access.changes import plan_access
 from reconciler.engine.actions import (
     DELETES_ACCOUNT,
     DESTROYS_FILES,
@@ -485,4 +486,5 @@ def build_plan(
             {name for kind, name in touched if kind == "group"},
             users,
         ),
+        access=plan_access(actions, builder.changes, live, directory),
     )

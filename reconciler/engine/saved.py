@@ -10,6 +10,7 @@ stale. The guards are computed again from the actions that will run, never read 
 
 from __future__ import annotations
 
+from reconciler.access.changes import plan_access
 from reconciler.engine.facts import describe_changes, fingerprints
 from reconciler.engine.observe import Observation
 from reconciler.engine.plan import Plan
@@ -90,11 +91,14 @@ def still_needed(
     actions = tuple(a for a in fresh.actions if a.id in keep)
     touched = {obj for action in actions for obj in action.touches()}
     informational = ("needs-replacement", "renamed")
+    changes = tuple(
+        c for c in fresh.changes if c.action in informational or (c.kind, c.name) in touched
+    )
     return Plan(
         saved.context,
         saved.options,
         actions,
-        tuple(c for c in fresh.changes if c.action in informational or (c.kind, c.name) in touched),
+        changes,
         fresh.kept,
         fresh.unmanaged,
         fresh.unobservable,
@@ -114,4 +118,5 @@ def still_needed(
             )
         ),
         saved.expects,
+        plan_access(actions, changes, seen.live, seen.directory),
     )

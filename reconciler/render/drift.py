@@ -27,6 +27,13 @@ STYLES = {
 }
 
 
+ACCESS_TITLE = "Access (who can reach what on the site, against the manifest)"
+
+
+def _access(item: dict[str, Any]) -> str:
+    return f"  {item['detail']}"
+
+
 def _entry(item: dict[str, Any]) -> str:
     name = f'{item["kind"]} "{item["name"]}": ' if item["name"] else ""
     return f"  {name}{item['detail']}"
@@ -72,6 +79,13 @@ def drift_lines(report: dict[str, Any], *, show_unmanaged: bool = False) -> list
         else:
             lines += [Line(_entry(item), STYLES.get(category, "dim")) for item in items]
         lines.append(Line(""))
+    access = report.get("access", [])
+    if access:
+        lines += [
+            Line(f"{ACCESS_TITLE}:", "heading"),
+            *(Line(_access(i), "change") for i in access),
+        ]
+        lines.append(Line(""))
     lines.append(Line(_verdict(report), "heading"))
     return lines
 
@@ -99,6 +113,10 @@ def render_drift_markdown(report: dict[str, Any]) -> str:
         if items:
             out += [f"<details><summary>{TITLES[category]} ({len(items)})</summary>", "", "```text"]
             out += [_entry(item) for item in items] + ["```", "", "</details>", ""]
+    access = report.get("access", [])
+    if access:
+        out += [f"<details><summary>{ACCESS_TITLE} ({len(access)})</summary>", "", "```text"]
+        out += [_access(item) for item in access] + ["```", "", "</details>", ""]
     return trim("\n".join(out) + "\n")
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reconciler.engine.plan import Plan
+from reconciler.render.access_plan import access_lines
 from reconciler.render.lines import (
     Line,
     change_lines,
@@ -75,6 +76,9 @@ def _sections(plan: Plan) -> list[_Section]:
     if plan.changes:
         changes = [line for change in plan.changes for line in [*change_lines(change), Line("")]]
         sections.append(_Section(f"Changes ({len(plan.changes)})", _texts(changes), "diff"))
+    if plan.access:
+        title = f"Who gains or loses access ({len(plan.access)})"
+        sections.append(_Section(title, [ln.text[2:] for ln in access_lines(plan.access)], "diff"))
     kept = left_alone_lines(plan)
     if kept:
         sections.append(_Section(f"Left alone ({len(kept)})", _texts(kept), "text"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from reconciler.engine.plan import Plan
+from reconciler.render.access_plan import access_section
 from reconciler.render.lines import (
     Line,
     change_lines,
@@ -34,6 +35,7 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> list[Line]:
         for change in plan.changes:
             lines += [Line(""), *change_lines(change)]
         lines.append(Line(""))
+    lines += access_section(plan.access)
     sections = (
         ("Left alone:", left_alone_lines(plan, list_unmanaged=show_unmanaged)),
         (
