@@ -86,7 +86,6 @@ def test_two_pull_requests_racing_each_get_their_plan_and_both_land_once(
     make_team: TeamFactory, forge: str
 ) -> None:
     team = make_team(forge)
-    _lands(team)
     research = {"name": "Research", "users": ["alice", "bob"]}
     support = {"name": "Support", "users": ["carol"]}
     first = _with(EXAMPLE, workspaces=[*EXAMPLE["workspaces"], research])

@@ -32,7 +32,7 @@ from tests.support.ci_gitlab import (
     gitlab_job,
     load_gitlab_template,
 )
-from tests.support.ci_pipelines import FORGES, TeamFactory, ci_tool, make_team
+from tests.support.ci_pipelines import FORGES, OPERATIONS, TeamFactory, ci_tool, make_team
 from tests.support.forge_api import Author
 from tests.support.loopback import REPO
 
@@ -135,10 +135,7 @@ def test_secrets_live_in_environments_and_the_review_plan_has_no_plan_key() -> N
         "reconciler:merged-plan": "site-main",
         "reconciler:drift": "site-main",
         "reconciler:apply": "site",
-        **{
-            f"reconciler:{op}": "site"
-            for op in ("onboard", "adopt", "state-forget", "state-mv", "targeted-apply")
-        },
+        **{f"reconciler:{op}": "site" for op in OPERATIONS},
     }
     assert " -o " not in "\n".join(gitlab_job(TEMPLATE, "reconciler:plan")["script"])
 

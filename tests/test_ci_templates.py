@@ -22,7 +22,14 @@ from reconciler.state.backend import Holder
 from reconciler.state.locate import open_records, parse_location
 from tests.support.ci_github import load_github_workflow
 from tests.support.ci_gitlab import environment_name, gitlab_job, load_gitlab_template
-from tests.support.ci_pipelines import FORGES, Team, TeamFactory, ci_tool, make_team
+from tests.support.ci_pipelines import (
+    FORGES,
+    OPERATIONS,
+    Team,
+    TeamFactory,
+    ci_tool,
+    make_team,
+)
 from tests.support.ci_runs import VERSION
 from tests.support.loopback import REPO
 
@@ -32,7 +39,6 @@ FAILED = "<!-- site-reconciler:plan failed -->"
 WORKFLOW = load_github_workflow()
 TEMPLATE = load_gitlab_template()
 INSTALL_NAME = "Install site-reconciler"
-OPERATIONS = ("onboard", "adopt", "state-forget", "state-mv", "targeted-apply")
 
 
 def _install_scripts() -> list[str]:
@@ -176,34 +182,10 @@ def test_a_long_plan_is_one_comment_a_part_and_parts_that_go_away_are_deleted(
 @pytest.mark.parametrize("forge", FORGES)
 @pytest.mark.e2e
 @pytest.mark.slow
-def test_a_merge_plans_then_applies_into_postgresql_and_a_used_plan_is_refused_with_3(
+def test_a_merge_applies_its_plan_once_waiting_out_a_lock_with_4_and_refusing_reuse_with_3(
     make_team: TeamFactory, forge: str
 ) -> None:
     team = make_team(forge)
-    merge = team.start_merge()
-    assert merge.plan().exit_code == EXIT_OK
-    applied = merge.apply()
-    assert applied.exit_code == EXIT_OK, applied.log
-    assert "Applied: the site matches the merged manifest." in applied.log
-    (report,) = team.root.glob("run-*/artifacts/*/apply.json")
-    assert "Payments" in json.dumps(json.loads(report.read_text()))  # every action
-    assert "Payments" in team.site.workspaces()
-    assert team.records() is not None  # in PostgreSQL, not on the runner
-    assert not list(team.root.glob("run-*/runners/*/work/**/.reconciler"))
-
-    again = merge.apply()  # the same plan once more (a re-run job)
-    assert again.exit_code == EXIT_REFUSED, again.log
-    assert "Refused for safety (exit 3)" in again.log
-    idle = team.merge()
-    assert idle.plan.exit_code == EXIT_OK and not idle.applied
-
-
-@pytest.mark.e2e
-@pytest.mark.slow
-def test_apply_waits_out_a_lock_held_elsewhere_with_4_and_a_retry_applies(
-    make_team: TeamFactory,
-) -> None:
-    team = make_team("github")
     merge = team.start_merge()
     assert merge.plan().exit_code == EXIT_OK
     location = parse_location(team.settings["site"]["RECONCILER_STATE"], base_dir=team.root)
@@ -213,9 +195,19 @@ def test_apply_waits_out_a_lock_held_elsewhere_with_4_and_a_retry_applies(
     assert locked.exit_code == EXIT_LOCKED, locked.log
     assert "locked by another" in locked.log and "waited 1 s" in locked.log
     assert "Payments" not in team.site.workspaces()
+
     retried = merge.apply()
     assert retried.exit_code == EXIT_OK, retried.log
+    assert "Applied: the site matches the merged manifest." in retried.log
+    report = sorted(team.root.glob("run-*/artifacts/*/apply.json"))[-1]
+    assert "Payments" in json.dumps(json.loads(report.read_text()))  # every action
     assert "Payments" in team.site.workspaces()
+    assert team.records() is not None  # in PostgreSQL, not on the runner
+    assert not list(team.root.glob("run-*/runners/*/work/**/.reconciler"))
+
+    again = merge.apply()  # the same plan once more (a re-run job)
+    assert again.exit_code == EXIT_REFUSED, again.log
+    assert "Refused for safety (exit 3)" in again.log
 
 
 @pytest.mark.parametrize("forge", FORGES)

@@ -12,6 +12,7 @@ is written once and run on both forges.
 from __future__ import annotations
 
 import os
+import re
 import secrets as random_secrets
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -46,12 +47,15 @@ from tests.support.loopback import (
     ADMIN_SECRET,
     EXAMPLE_SEED,
     EXAMPLE_SITE,
+    REPO,
     LoopbackSite,
     loopback_site,
 )
 from tests.support.postgres import APP_ROLE, PostgresServer
 
 FORGES = ("github", "gitlab")
+OPERATIONS = ("onboard", "adopt", "state-forget", "state-mv", "targeted-apply")
+"""The operator jobs, in the order docs/ci.md and the GitHub inputs list them."""
 ENVIRONMENTS = ("site-review", "site-main", "site")
 """Pull-request plans (read-only); the merged plan and drift; apply and the operator jobs."""
 ROLES = {
@@ -73,13 +77,18 @@ GITLAB_INPUTS = {
 
 
 def review_role_sql(schema: str, writer: str, reader: str) -> list[str]:
-    """The statements docs/ci.md gives a DBA: the schema owned by the writer, and a reader
-    that may read every table the writer creates in it (the plan key stays in the CI)."""
+    """The statements docs/ci.md gives a DBA (Setting up, step 2), for these roles and
+    schema: the schema owned by the writer, and a reader of every table the writer creates
+    in it. (The roles exist already: the statements that create them are left out.)"""
+    doc = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    block = doc[doc.index("```sql\n") + len("```sql\n") :]
+    block = re.sub(r"--[^\n]*", "", block[: block.index("```")])
+    named = {"reconciler_review": reader, "site_acme": schema, "reconciler": writer}
+    statements = [" ".join(s.split()) for s in block.split(";") if s.strip()]
     return [
-        f"CREATE SCHEMA {schema} AUTHORIZATION {writer}",
-        f"GRANT USAGE ON SCHEMA {schema} TO {reader}",
-        f"ALTER DEFAULT PRIVILEGES FOR ROLE {writer} IN SCHEMA {schema} "
-        f"GRANT SELECT ON TABLES TO {reader}",
+        re.sub(r"\b(reconciler_review|site_acme|reconciler)\b", lambda m: named[m[1]], s)
+        for s in statements
+        if not s.startswith("CREATE ROLE")
     ]
 
 

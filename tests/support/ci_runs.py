@@ -155,15 +155,13 @@ class Runner:
         )
         return env
 
-    def run(
-        self, script: str, env: Mapping[str, str], *, shell_options: str = "-eo pipefail"
-    ) -> subprocess.CompletedProcess[str]:
+    def run(self, script: str, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
         """A step's script as both forges run it: bash, stopping at the first failing command."""
         path = self.root / f".step-{os.getpid()}.sh"
         path.write_text(script, encoding="utf-8")
         try:
             return subprocess.run(
-                ["bash", "--noprofile", "--norc", *shell_options.split(), str(path)],
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(path)],
                 cwd=self.work,
                 env=dict(env),
                 capture_output=True,
