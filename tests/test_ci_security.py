@@ -194,3 +194,18 @@ def test_the_comment_step_leaves_comments_by_anyone_else_alone(
     assert copy["body"] == original and failed["body"].startswith(FAILED)
     touched = [r for r in team.forge_api.requests if r.split()[0] in ("PATCH", "PUT", "DELETE")]
     assert all(not r.endswith((f"/{failed['id']}", f"/{copy['id']}")) for r in touched)
+
+
+@pytest.mark.parametrize("forge", FORGES)
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_a_token_the_forge_refuses_fails_the_comment_step_in_one_line(
+    make_team: TeamFactory, forge: str
+) -> None:
+    team = make_team(forge)
+    team.forge_token = "revoked-" + team.forge_token
+    run = team.pull_request(24)
+    assert run.exit_code == EXIT_ERROR, run.log
+    assert "Cannot update the plan" in run.log and "HTTP Error 401" in run.log
+    assert "Traceback" not in run.log
+    assert team.forge_api.comments.get(24) is None

@@ -134,6 +134,7 @@ class Team:
         self.site, self.forge_api, self.settings = site, forge_api, settings
         self.checkout = root / "checkout"
         self.install = str(tool.wheels)
+        self.forge_token = forge_api.token  # the job's token (GitHub), GITLAB_API_TOKEN
         self.gitlab_overrides: dict[str, Any] = {}  # the team's own .gitlab-ci.yml keys
         self.images: dict[str, bool] = {}  # images it uses beyond the template's
         self._runs = 0
@@ -176,7 +177,7 @@ class Team:
                 },
                 {"RECONCILER_INSTALL": self.install},
                 self.forge_api.url,
-                self.forge_api.token,
+                self.forge_token,
             )
             github_event = GithubEvent(event, details.get("number"), details.get("inputs", {}))
             return GithubRun(
@@ -189,7 +190,7 @@ class Team:
             for key, value in self.settings[scope].items():
                 candidate = ProjectVariable(value, scope, protected=scope != "site-review")
                 variables.setdefault(key, []).append(candidate)
-        variables["GITLAB_API_TOKEN"] = [ProjectVariable(self.forge_api.token, "site-review")]
+        variables["GITLAB_API_TOKEN"] = [ProjectVariable(self.forge_token, "site-review")]
         source = {"pull_request": "merge_request_event", "workflow_dispatch": "web"}.get(
             event, event
         )
