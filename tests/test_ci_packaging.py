@@ -253,7 +253,7 @@ TEMPLATE = load_gitlab_template()
 
 def _table_after(heading: str) -> list[list[str]]:
     rest = CI_DOC[CI_DOC.index(heading) :]
-    rows = []
+    rows: list[list[str]] = []
     for line in rest.splitlines()[1:]:
         line = line.strip()  # a table inside a list item is indented
         if rows and not line.startswith("|"):

@@ -157,8 +157,9 @@ def _with_users(**policy: Any) -> dict[str, Any]:
     return {**EXAMPLE, "users": users, "policy": {**EXAMPLE["policy"], **retiring}}
 
 
-def _team_with_users(make_team: TeamFactory, forge: str) -> tuple[Team, dict[str, Any]]:
-    """A team whose manifest has created nina and omar, and may retire them."""
+def _team_with_users(make_team: TeamFactory, forge: str) -> tuple[Team, str]:
+    """A team whose manifest has created nina and omar, and may retire them; and the
+    manifest without nina."""
     manifest = _with_users()
     team = make_team(forge, manifest=yaml.safe_dump(manifest, sort_keys=False))
     _lands(team)
