@@ -25,9 +25,6 @@ from tests.support.loopback import EXAMPLE_SEED, REPO
 
 __all__ = ["ci_tool", "make_team"]  # fixtures
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.parametrize("forge", FORGES)]
-NEEDS_RECORDS = pytest.mark.xfail(
-    strict=True, reason="needs the records branch (issue 31 items 3-5)"
-)
 
 
 def _empty_site() -> tuple[dict[str, Any], SandboxSettings]:
@@ -116,7 +113,6 @@ def test_two_pull_requests_racing_each_get_their_plan_and_both_land_once(
     assert names.count("Research") == 1 and names.count("Support") == 1
 
 
-@NEEDS_RECORDS
 def test_a_rename_is_saved_on_merge_and_dropping_previously_later_deletes_nothing(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -185,7 +181,6 @@ def test_offboarding_a_user_by_the_manifest_deletes_the_account_and_drift_is_cle
     _in_sync(team)
 
 
-@NEEDS_RECORDS
 def test_a_user_deleted_by_hand_then_removed_from_the_manifest_converges_without_forget(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -198,7 +193,6 @@ def test_a_user_deleted_by_hand_then_removed_from_the_manifest_converges_without
     _in_sync(team)  # and stays so, night after night
 
 
-@NEEDS_RECORDS
 def test_a_missing_records_secret_fails_every_job_naming_it_and_creates_nothing(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -216,7 +210,6 @@ def test_a_missing_records_secret_fails_every_job_naming_it_and_creates_nothing(
     assert not list(team.root.glob("run-*/runners/*/work/**/.reconciler"))
 
 
-@NEEDS_RECORDS
 def test_a_missing_plan_key_fails_the_merged_plan_naming_it(
     make_team: TeamFactory, forge: str
 ) -> None:
