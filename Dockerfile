@@ -19,13 +19,16 @@ COPY schemas ./schemas
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 # The image: Python, the installed wheels (bound from the build stage, never copied into a
-# layer), one user without a password or a shell login.
+# layer), one user without a password or a shell login. The tool's version is pinned: the one
+# this checkout builds (pyproject.toml); a build of another version says which with
+# --build-arg RECONCILER_VERSION=...
 FROM python:3.12-slim
+ARG RECONCILER_VERSION=0.1.0
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
-    pip install --no-cache-dir --no-index --find-links /wheels site-reconciler \
+    pip install --no-cache-dir --no-index --find-links /wheels "site-reconciler==${RECONCILER_VERSION}" \
     && useradd --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin reconciler
 USER 10001:10001
 WORKDIR /work

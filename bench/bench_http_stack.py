@@ -2,9 +2,11 @@
 
 The plan's read is CPU-bound on the tool's one core long before it is latency-bound, so the
 question is where a call's CPU goes. This sends the same ``workspace_info`` reads, 8 at a time,
-through ``SiteClient`` (signing, retries, logging, decoding into records) and through a bare
-``httpx.AsyncClient`` that only signs and parses the JSON, in one process, alternately, and
-reports the CPU per call of each: the difference is the reconciler's own share.
+through ``SiteClient`` (signing, retries, logging, decoding into records) on its network
+transport (aiohttp, ``api/transport.py``), through ``SiteClient`` on httpx's own transport
+(httpcore, as before issue 34), and through a bare ``httpx.AsyncClient`` that only signs and
+parses the JSON, in one process, alternately, and reports the CPU per call of each. Issue 34:
+the client on its transport at most half the CPU a call of the client on httpcore.
 
     .venv/bin/python bench/bench_http_stack.py [--calls 1000] [--repeats 2]
 """
@@ -27,6 +29,7 @@ from bench.measure import ADMIN_KEY, ADMIN_SECRET, NO_WAIT, QuietGate, sandbox_s
 from bench.report import floor_s
 from bench.sites import CONCURRENCY, LATENCY_MS, SIZES, site_seed
 from bench.table import ratio, render_table, seconds
+from reconciler import aio
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.logs import configure_logging
@@ -57,8 +60,19 @@ async def site_client(url: str, workspace_ids: list[int]) -> None:
         await asyncio.gather(*(client.workspace_info(wid) for wid in workspace_ids))
 
 
+async def site_client_on_httpcore(url: str, workspace_ids: list[int]) -> None:
+    """``SiteClient`` on httpx's own transport (httpcore, h11), as it was before issue 34."""
+    config = ClientConfig(url, ADMIN_KEY, Secret(ADMIN_SECRET), concurrency=CONCURRENCY)
+    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    transport = httpx.AsyncHTTPTransport(limits=limits, retries=0)
+    async with SiteClient(config, transport=transport) as client:
+        await asyncio.gather(*(client.workspace_info(wid) for wid in workspace_ids))
+
+
 def measure(reader: Reader, url: str, workspace_ids: list[int]) -> tuple[float, float]:
-    """Wall and CPU seconds of one batch (a warm-up batch of 2 x concurrency first)."""
+    """Wall and CPU seconds of one batch (a warm-up batch of 2 x concurrency first), on the
+    event loop the reader runs on: the commands' (``aio.run``, uvloop) for the client as the
+    tool runs it, asyncio's own for the others, as they ran before."""
 
     async def go() -> tuple[float, float]:
         await reader(url, workspace_ids[: 2 * CONCURRENCY])
@@ -66,12 +80,16 @@ def measure(reader: Reader, url: str, workspace_ids: list[int]) -> tuple[float, 
         await reader(url, workspace_ids)
         return time.perf_counter() - wall, time.process_time() - cpu
 
-    return asyncio.run(go())
+    return aio.run(go()) if reader is site_client else asyncio.run(go())
 
 
 def bench_http_stack(calls: int = 1000, repeats: int = 2, gate: QuietGate = NO_WAIT) -> str:
     size = SIZES["large"]
-    readers: dict[str, Reader] = {"bare httpx GET + json": bare_httpx, "SiteClient": site_client}
+    readers: dict[str, Reader] = {
+        "bare httpx GET + json": bare_httpx,
+        "SiteClient on httpcore (before)": site_client_on_httpcore,
+        "SiteClient (aiohttp, uvloop)": site_client,
+    }
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in readers}
     workspace_ids = [1 + n % size.workspaces for n in range(calls)]
     with sandbox_site(site_seed(size), "http-stack", LATENCY_MS) as site:

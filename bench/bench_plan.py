@@ -8,7 +8,8 @@ For each size: seed the sandbox (latency 20 ms), write the matching manifest, ad
     (b) ``plan`` after 5% of the workspaces' memberships changed through the site API
         (must exit 2),
 
-and the sequential baseline reading the same facts one call at a time.
+the sequential baseline reading the same facts one call at a time, and the bare httpx loop
+reading them 8 at a time (``bare_httpx_reads.py``: the CPU the whole plan process is held to).
 
     .venv/bin/python bench/bench_plan.py [--size small|medium|large|all] [--repeats 3]
 """
@@ -50,6 +51,8 @@ from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.logs import configure_logging
 
+BARE_LOOP = [sys.executable, str(Path(__file__).with_name("bare_httpx_reads.py"))]
+
 
 def make_drift(site: SandboxSite, drift: list[MembershipDrift]) -> None:
     """Change memberships through the site API, as a person or another tool would."""
@@ -76,6 +79,9 @@ def bench_size(
         write_manifest(site.workdir / MANIFEST, manifest_for(seed))
         adopt(site)
         at_rest = repeat(site, tool_args("plan", "--detailed-exitcode"), repeats, 0)
+        bare = [site.measure(BARE_LOOP, ("bare httpx reads",)) for _ in range(repeats)]
+        if bare[0].exit_code != 0 or bare[0].reads != at_rest[0].reads:
+            raise MeasurementError(f"the bare loop did not read as the plan: {bare[0].stderr}")
         noop_apply = repeat(site, tool_args("apply", "--auto-approve"), repeats, 0)
         if any(run.writes for run in noop_apply):
             raise MeasurementError(f"apply with nothing to do sent writes: {noop_apply[0].calls}")
@@ -87,7 +93,7 @@ def bench_size(
         if f"{len(drift)} to change" not in drifted[0].stdout:
             raise MeasurementError(f"the drift plan is not the expected one:\n{drifted[0].stdout}")
     return [
-        ScenarioResult.of(size, "(a) plan, no changes", at_rest, formula, baseline),
+        ScenarioResult.of(size, "(a) plan, no changes", at_rest, formula, baseline, bare),
         ScenarioResult.of(size, f"(b) plan, {len(drift)} ws drifted", drifted, formula),
         ScenarioResult.of(size, "(d) apply, nothing to do", noop_apply, formula),
     ]

@@ -186,12 +186,19 @@ class SandboxSite:
 
     def run(self, *args: str, timeout: float = COMMAND_TIMEOUT_S) -> CommandRun:
         """Run ``reconciler ARGS`` in the work directory and measure it (calls reset first)."""
+        return self.measure([*reconciler_command(), *args], args, timeout)
+
+    def measure(
+        self, command: list[str], args: tuple[str, ...], timeout: float = COMMAND_TIMEOUT_S
+    ) -> CommandRun:
+        """Run ``command`` (any program: the tool, or a script it is compared with) against
+        the site, measured the same way (calls reset first)."""
         self.gate.wait()
         self.reset_calls()
         sandbox_cpu, busy = self.sandbox_cpu_s(), machine_busy_s()
         started_at = time.time()
         exit_code, wall, usage, stdout, stderr = run_measured(
-            [*reconciler_command(), *args], self.workdir, self.env, timeout
+            command, self.workdir, self.env, timeout
         )
         sandbox_after, busy_after = self.sandbox_cpu_s(), machine_busy_s()
         return CommandRun(

@@ -1,16 +1,18 @@
 """A measured scenario, its physical floor, and its row in a results table.
 
-``floor = max(calls x latency / concurrency, calls / rate limit)``: the time the API calls
-need even if the tool cost nothing (there is no rate limit in these runs). The tool's wall
-time includes the interpreter's start-up and the manifest load; the *API span* -- from the
-first call sent to the last answer, taken from the tool's own ``api_call`` log events -- is
-the part the floor describes.
+``floor = max((calls x latency + sandbox CPU) / concurrency, sandbox CPU, calls / rate)``:
+the time the API calls need even if the tool cost nothing. Each call takes the added latency
+and the sandbox's own CPU for it (measured in the same run), ``concurrency`` of them at once;
+and the sandbox's one thread spends its CPU one call after another, so never less than that
+(there is no rate limit in these runs). The tool's wall time includes the interpreter's
+start-up and the manifest load; the *API span* -- from the first call sent to the last
+answer, taken from the tool's own ``api_call`` log events -- is the part the floor describes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,10 +28,13 @@ def floor_s(
     latency_ms: float = LATENCY_MS,
     concurrency: int = CONCURRENCY,
     rate_limit: float | None = None,
+    sandbox_cpu_s: float = 0.0,
 ) -> float:
-    """The issue's floor: the calls' round trips spread over the concurrency, or the rate."""
-    by_latency = calls * latency_ms / 1000 / concurrency
-    return max(by_latency, calls / rate_limit) if rate_limit else by_latency
+    """The floor: each call's round trip (latency and the server's CPU for it) spread over
+    the concurrency, never less than the server's CPU in all (issue 34), or the rate."""
+    by_latency = (calls * latency_ms / 1000 + sandbox_cpu_s) / concurrency
+    floor = max(by_latency, sandbox_cpu_s)
+    return max(floor, calls / rate_limit) if rate_limit else floor
 
 
 def api_window(stderr: str) -> tuple[float, float] | None:
@@ -62,6 +67,7 @@ class ScenarioResult:
     walls: tuple[float, ...]
     formula: ReadFormula | None = None
     baseline: BaselineRun | None = None
+    bare: CommandRun | None = None  # the bare httpx loop of the same reads (bare_httpx_reads)
 
     @classmethod
     def of(
@@ -71,11 +77,12 @@ class ScenarioResult:
         runs: Sequence[CommandRun],
         formula: ReadFormula | None = None,
         baseline: BaselineRun | None = None,
+        bare: Sequence[CommandRun] = (),
     ) -> ScenarioResult:
-        ordered = sorted(runs, key=lambda run: run.wall_s)
-        median = ordered[(len(ordered) - 1) // 2]
+        median = _median(runs, lambda run: run.wall_s)
         walls = tuple(run.wall_s for run in runs)
-        return cls(size, scenario, median, walls, formula, baseline)
+        bare_run = _median(bare, lambda run: run.cpu_s) if bare else None
+        return cls(size, scenario, median, walls, formula, baseline, bare_run)
 
     @property
     def calls(self) -> int:
@@ -83,7 +90,7 @@ class ScenarioResult:
 
     @property
     def floor_s(self) -> float:
-        return floor_s(self.calls)
+        return floor_s(self.calls, sandbox_cpu_s=self.run.sandbox_cpu_s or 0.0)
 
     @property
     def span_s(self) -> float:
@@ -132,10 +139,16 @@ class ScenarioResult:
             "peak RSS": megabytes(run.peak_rss_mb),
             "sandbox CPU": "n/a" if sandbox is None else seconds(sandbox),
             "other CPU": "n/a" if run.other_cpu_s is None else seconds(run.other_cpu_s),
+            "bare loop CPU": seconds(self.bare.cpu_s) if self.bare else "",
             "baseline": seconds(self.baseline.wall_s) if self.baseline else "",
             "speedup": ratio(self.speedup) if self.speedup else "",
             "walls": ", ".join(f"{wall:.2f}" for wall in self.walls),
         }
+
+
+def _median(runs: Sequence[CommandRun], key: Callable[[CommandRun], float]) -> CommandRun:
+    ordered = sorted(runs, key=key)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def _timing(timings: dict[str, Any], name: str) -> str:
@@ -155,6 +168,7 @@ COLUMNS = (
     "API span",
     "span / floor",
     "tool CPU",
+    "bare loop CPU",
     "CPU read",
     "CPU diff+plan",
     "peak RSS",

@@ -112,16 +112,16 @@ class Target:
 
 
 def check_targets(results: Sequence[ScenarioResult]) -> list[Target]:
-    """The issue's targets, judged on the large site (and on every size where it says so)."""
+    """Issue 34's targets (and the standing ones of issues 7 and 14), judged on the large
+    site; each floor counts the sandbox's CPU of its own run (``report.floor_s``)."""
 
     def find(size: str, prefix: str) -> ScenarioResult:
         return next(r for r in results if r.size.name == size and r.scenario.startswith(prefix))
 
     plan = find("large", "(a)")
     onboarding = find("medium", "(c)")
-    plan_limit = 1.3 * plan.floor_s + 2
-    full_plan_limit = 1.2 * plan.floor_s + 0.5
-    speedup = plan.speedup or 0.0
+    plan_limit = 1.15 * plan.floor_s + 0.5
+    bare_cpu = plan.bare.cpu_s if plan.bare else 0.0
     diff_cpu = max(
         r.timings["compare_plan_cpu_s"]
         for r in results
@@ -137,30 +137,24 @@ def check_targets(results: Sequence[ScenarioResult]) -> list[Target]:
     return [
         Target(
             "(a) large plan, wall time",
-            f"≤ 1.3 x floor + 2 s = {plan_limit:.2f} s",
-            f"{plan.run.wall_s:.2f} s (API span {plan.span_s:.2f} s, floor {plan.floor_s:.2f} s)",
+            f"≤ 1.15 x floor + 0.5 s = {plan_limit:.2f} s",
+            f"{plan.run.wall_s:.2f} s (API span {plan.span_s:.2f} s, floor {plan.floor_s:.2f} s "
+            f"with the sandbox's {plan.run.sandbox_cpu_s or 0:.2f} s of CPU)",
             plan.run.wall_s <= plan_limit,
         ),
         Target(
-            "(a) large plan, wall time (issue 14)",
-            f"≤ 1.2 x floor + 0.5 s = {full_plan_limit:.2f} s",
-            f"{plan.run.wall_s:.2f} s",
-            plan.run.wall_s <= full_plan_limit,
+            "(a) large plan, the whole process's CPU",
+            f"≤ a bare httpx loop's of the same reads = {bare_cpu:.2f} s",
+            f"{plan.run.cpu_s:.2f} s",
+            plan.bare is not None and plan.run.cpu_s <= bare_cpu,
         ),
         Target(
             "tool's own CPU for diff and plan (large)",
             "< 2 s",
-            f"{diff_cpu:.2f} s (whole process: {plan.run.cpu_s:.2f} s)",
+            f"{diff_cpu:.2f} s",
             diff_cpu < 2,
         ),
-        Target("peak RSS (large)", "< 300 MB", f"{rss:.0f} MB", rss < 300),
-        Target(
-            "(a) large plan vs sequential baseline",
-            "≥ 6x faster",
-            f"{speedup:.2f}x ({plan.baseline.wall_s if plan.baseline else 0:.2f} s "
-            f"/ {plan.run.wall_s:.2f} s)",
-            speedup >= 6,
-        ),
+        Target("peak RSS (large)", "≤ 100 MB", f"{rss:.0f} MB", rss <= 100),
         Target(
             "(d) apply with nothing to do",
             "0 write calls",
@@ -169,9 +163,9 @@ def check_targets(results: Sequence[ScenarioResult]) -> list[Target]:
         ),
         Target(
             "(c) onboarding apply (medium), API span",
-            f"≤ 1.5 x floor = {1.5 * onboarding.floor_s:.2f} s",
+            f"≤ 1.3 x floor = {1.3 * onboarding.floor_s:.2f} s",
             f"{onboarding.span_s:.2f} s (wall {onboarding.run.wall_s:.2f} s with start-up)",
-            onboarding.span_s <= 1.5 * onboarding.floor_s,
+            onboarding.span_s <= 1.3 * onboarding.floor_s,
         ),
         Target(
             "read calls",
@@ -189,7 +183,9 @@ def time_budget(plan: ScenarioResult) -> list[str]:
     sandbox = run.sandbox_cpu_s or 0.0
     other = run.other_cpu_s or 0.0
     return [
-        f"- the whole command: {run.wall_s:.2f} s, {run.cpu_s:.2f} s of the tool's CPU",
+        f"- the whole command: {run.wall_s:.2f} s, {run.cpu_s:.2f} s of the tool's CPU "
+        f"(a bare httpx loop of the same reads, as its own process: "
+        f"{_s(plan.bare.cpu_s if plan.bare else None)} of CPU)",
         f"- start-up before the first call (interpreter, imports, manifest of "
         f"{plan.size.workspaces:,} workspaces, records, client): {_s(plan.before_first_call_s)} "
         f"wall, {t['startup_cpu_s']:.2f} s of CPU",
@@ -251,7 +247,7 @@ def write_results(
             "",
             *machine,
             "",
-            "## Targets (issues 7 and 14)",
+            "## Targets (issue 34, and the standing ones of issues 7 and 14)",
             "",
             table,
             "",

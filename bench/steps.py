@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from bench.measure import CommandRun, MeasurementError, SandboxSite
+import argparse
+from collections.abc import Callable
+
+from bench.measure import CommandRun, MeasurementError, QuietGate, SandboxSite
+from bench.report import ScenarioResult, results_table
 from bench.sites import CONCURRENCY
 from reconciler.engine.actions import ACTION_TYPES
+from reconciler.logs import configure_logging
 
 MANIFEST = "site.yaml"
 NO_CHANGES = "No changes."
@@ -59,3 +64,27 @@ def adopt(site: SandboxSite) -> None:
     if other_writes:
         raise MeasurementError(f"the apply after adopting changed the site: {other_writes}")
     expect_no_changes(site)
+
+
+def standalone(
+    doc: str,
+    bench: Callable[[int, bool, QuietGate], list[ScenarioResult]],
+    targets: Callable[[list[ScenarioResult]], list[tuple[str, str, str, bool]]],
+) -> None:
+    """A benchmark run on its own: ``--repeats``, ``--keep`` and ``--quiet-wait`` (as
+    ``run_all.py``'s), its table, its targets."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each scenario (median)")
+    parser.add_argument("--keep", action="store_true", help="keep manifests/state in bench/out/")
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=0.0,
+        help="seconds in all to wait for an idle machine before the measured runs",
+    )
+    args = parser.parse_args()
+    configure_logging("console", verbosity=0)
+    results = bench(args.repeats, args.keep, QuietGate(args.quiet_wait))
+    print(results_table(results))
+    for what, limit, measured, met in targets(results):
+        print(f"{what}: {measured} (limit {limit}): {'met' if met else 'NOT met'}")

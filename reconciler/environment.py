@@ -38,6 +38,10 @@ TIMEOUT = Variable("RECONCILER_TIMEOUT")
 LOCK_TIMEOUT = Variable("RECONCILER_LOCK_TIMEOUT")
 LOCK_LEASE = Variable("RECONCILER_LOCK_LEASE")
 
+CI = "CI"
+"""Set (to any non-empty value) by GitHub Actions, GitLab CI and most CI services: a fresh
+runner, where a silent fallback (local records, the records' plan key) loses data."""
+
 RENAMED = (SITE_URL, API_KEY, API_SECRET, CREDENTIALS_FILE, CA_FILE)
 """The variables whose old ``SITE_*`` name is still read."""
 
@@ -45,6 +49,11 @@ RENAMED = (SITE_URL, API_KEY, API_SECRET, CREDENTIALS_FILE, CA_FILE)
 def read(env: Mapping[str, str], variable: Variable) -> str | None:
     """The variable's value: its ``RECONCILER_`` name, else its old name; empty is unset."""
     return env.get(variable.name) or (env.get(variable.old) if variable.old else None) or None
+
+
+def in_ci(env: Mapping[str, str]) -> bool:
+    """True on a CI runner (``CI`` is set and not empty)."""
+    return bool(env.get(CI))
 
 
 def source(env: Mapping[str, str], variable: Variable) -> str | None:

@@ -12,7 +12,7 @@ the logger, and scrubs what the site says before it is logged -- and, as defence
 are masked, credential parameters and signature-shaped hex in any text are cut
 (``reconciler.api.scrub``), and tracebacks are rendered as plain text (never with local
 variables) and scrubbed the same way. The stdlib loggers of httpx and httpcore, which print
-full request URLs (signature included) at INFO and DEBUG, are held at WARNING.
+full request URLs (signature included) at INFO and DEBUG, and aiohttp's, are held at WARNING.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from reconciler.api.scrub import scrub_patterns
 LogFormat = Literal["auto", "console", "json"]
 
 _SECRET_KEY = re.compile(r"secret|signature|password|passwd|token|authorization", re.IGNORECASE)
-_QUIET_LOGGERS = ("httpx", "httpcore", "hpack")
+_QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "aiohttp")
 
 
 def redact(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> EventDict:

@@ -43,6 +43,10 @@ _ENVIRONMENT_LEAKS = (
     "RECONCILER_TIMEOUT",
     "RECONCILER_LOCK_TIMEOUT",
     "RECONCILER_LOCK_LEASE",
+    "RECONCILER_STATE",
+    "RECONCILER_PLAN_KEY",
+    "RECONCILER_NOTIFY_URL",
+    "CI",  # .ci/run sets it; the tool refuses silent fallbacks under it (tests set it themselves)
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",
@@ -103,7 +107,8 @@ def _no_interpreter_outside_e2e(
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep a developer's or CI's site settings and proxies out of every test."""
+    """Keep a developer's or CI's site settings, records, keys and proxies out of every test
+    (the PostgreSQL fixture read ``CI`` when the session began: ``support/postgres.IN_CI``)."""
     for name in _ENVIRONMENT_LEAKS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "*")

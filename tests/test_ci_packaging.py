@@ -26,6 +26,9 @@ import pytest
 import yaml
 
 from reconciler.errors import EXIT_ERROR, EXIT_OK
+from tests.support.ci_github import load_github_workflow
+from tests.support.ci_gitlab import load_gitlab_template
+from tests.support.ci_pipelines import OPERATIONS
 from tests.support.loopback import REPO, reconciler_command
 
 
@@ -72,6 +75,15 @@ def test_the_image_runs_as_a_numeric_non_root_user() -> None:
     uid = users[-1].split(":")[0]
     assert uid.isdigit(), f"USER {users[-1]}: a name cannot be checked by runAsNonRoot"
     assert int(uid) != 0
+
+
+def test_the_image_installs_exactly_the_version_of_this_checkout() -> None:
+    stage = final_stage(dockerfile())
+    (arg,) = [step.arguments for step in stage if step.keyword == "ARG"]
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert arg == f"RECONCILER_VERSION={version}"
+    (install,) = [step.arguments for step in stage if "pip install" in step.arguments]
+    assert '"site-reconciler==${RECONCILER_VERSION}"' in install
 
 
 def test_the_entry_point_is_the_tool_in_exec_form() -> None:
@@ -239,12 +251,15 @@ def test_pre_commit_runs_the_hook_from_this_repository() -> None:
 # --- the documentation ----------------------------------------------------------------------
 
 CI_DOC = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+WORKFLOW = load_github_workflow()
+TEMPLATE = load_gitlab_template()
 
 
 def _table_after(heading: str) -> list[list[str]]:
     rest = CI_DOC[CI_DOC.index(heading) :]
-    rows = []
+    rows: list[list[str]] = []
     for line in rest.splitlines()[1:]:
+        line = line.strip()  # a table inside a list item is indented
         if rows and not line.startswith("|"):
             break
         if line.startswith("|") and not line.startswith("|---"):
@@ -254,7 +269,14 @@ def _table_after(heading: str) -> list[list[str]]:
 
 def test_the_exit_code_table_says_what_every_job_does_on_0_to_4() -> None:
     header, *rows = _table_after("## Exit codes: what each job does")
-    assert header == ["exit code", "plan (request)", "merged plan", "apply", "drift (nightly)"]
+    assert header == [
+        "exit code",
+        "plan (request)",
+        "merged plan",
+        "apply",
+        "drift (nightly)",
+        "operator jobs",
+    ]
     assert [row[0] for row in rows] == ["0", "1", "2", "3", "4"]
     assert all(len(row) == len(header) and all(row) for row in rows)
 
@@ -264,10 +286,31 @@ def test_the_documented_jobs_are_the_templates_jobs() -> None:
     documented = {
         name for row in rows for cell in row[1:3] for name in re.findall(r"`([^`]+)`", cell)
     }
-    github = yaml.safe_load((REPO / "ci/github/site-reconciler.yml").read_text())["jobs"]
+    github = WORKFLOW["jobs"]
     gitlab = yaml.safe_load((REPO / "ci/gitlab/site-reconciler.gitlab-ci.yml").read_text())
     jobs = set(github) | {name for name in gitlab if name.startswith("reconciler:")}
     assert documented == jobs
+
+
+def test_the_documented_secrets_are_the_ones_the_templates_read() -> None:
+    _header, *rows = _table_after("3. **The secrets**")
+    documented = {name for row in rows for name in re.findall(r"`([A-Z_]+)`", row[0])}
+    github = set(re.findall(r"secrets\.([A-Z_]+)", json.dumps(WORKFLOW)))
+    assert documented == github | {"GITLAB_API_TOKEN"}
+    gitlab = (REPO / "ci" / "gitlab" / "site-reconciler.gitlab-ci.yml").read_text()
+    assert all(name in gitlab for name in documented)
+
+
+def test_the_documented_operator_inputs_are_the_templates_inputs() -> None:
+    header, *rows = _table_after("## Runbooks")
+    assert header[:3] == ["operation", "GitHub inputs", "GitLab variables"]
+    github_inputs = set(WORKFLOW["on"]["workflow_dispatch"]["inputs"]) - {"operation"}
+    assert [row[0].strip("`") for row in rows] == list(OPERATIONS)
+    assert {n for row in rows for n in re.findall(r"`(\w+)`", row[1])} == github_inputs
+    gitlab_variables = {
+        name for name in TEMPLATE["variables"] if name.startswith(("RECORD", "APPLY"))
+    }
+    assert {n for row in rows for n in re.findall(r"`(\w+)`", row[2])} == gitlab_variables
 
 
 def test_the_readme_copies_the_templates_as_written(tmp_path: Path) -> None:

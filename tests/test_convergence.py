@@ -20,7 +20,6 @@ variant explores twenty times as many at random: ``pytest -m soak tests/test_con
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from hypothesis import strategies as st
 
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.errors import RefusedForSafety
+from reconciler.identity import NameSet, name_matches
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.figures import tally
@@ -108,7 +108,7 @@ def workdirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], 
 
 
 def _protected(name: str, expectation: Expectation) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in expectation.policy.protect)
+    return any(name_matches("workspace", name, p) for p in expectation.policy.protect)
 
 
 def _managed_ids(site: EngineSite) -> dict[Kind, set[int]]:
@@ -130,15 +130,18 @@ def _deletion_problems(
     problems = []
     prune = expectation.policy.prune
     for kind in KINDS:
-        declared = expectation.workspaces if kind == "workspaces" else expectation.groups
+        declared = NameSet(
+            kind[:-1], expectation.workspaces if kind == "workspaces" else expectation.groups
+        )
         was, now = objects(before, kind), objects(after, kind)
         for object_id in set(was) - set(now):
             name = was[object_id]["name"]
             pruned = prune and object_id in managed[kind] and name not in declared
-            replaced = kind == "workspaces" and name in replace and name in declared
+            replaced = kind == "workspaces" and name in NameSet("workspace", replace)
+            replaced = replaced and name in declared
             if _protected(name, expectation) or not (pruned or replaced):
                 problems.append(f"{kind[:-1]} {name!r} (ID {object_id}) was deleted")
-            if not any(item["name"] == name for item in now.values()) and not pruned:
+            if not with_name(after, kind, name) and not pruned:
                 problems.append(f"the name {name!r} is gone from the site")
     return problems
 

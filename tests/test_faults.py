@@ -401,10 +401,10 @@ def test_a_member_deleted_on_the_site_is_reported_once_and_never_jams_the_pipeli
     tmp_path: Path,
 ) -> None:
     """bob is in the group "crew" by the records; an administrator deletes bob's account in
-    the web app. No call that fails for ever: he is dropped from the records, said once."""
+    the web app. No call that fails for ever: he is dropped from the records, a record change
+    the plan shows (once) and the apply saves."""
     with_bob = {"version": 1, "groups": [{"name": "crew", "members": ["alice", "bob"]}]}
     without = {"version": 1, "groups": [{"name": "crew", "members": ["alice"]}]}
-    said = 'user #1002 no longer exists; dropped from the records of user group "crew"'
 
     async def run() -> None:
         async with engine_site(example_seed(), tmp_path / "state") as site:
@@ -413,15 +413,17 @@ def test_a_member_deleted_on_the_site_is_reported_once_and_never_jams_the_pipeli
             desired = load_desired(without, tmp_path / "a.yaml")
             plan = await site.plan(desired)
             assert plan.actions == (), [a.summary() for a in plan.actions]
+            (dropped,) = plan.record_changes
+            assert dropped.describe().startswith('group "crew"') and dropped.user_ids == (1002,)
             result = await workflow.apply_manifest(
                 Manifest(desired), site.site, PlanOptions(), AutoApprove()
             )
-            assert said in result.learnt
+            assert result.records_changed == 1
             assert 1002 not in site.records().groups["crew"].members
             again = await workflow.apply_manifest(
                 Manifest(desired), site.site, PlanOptions(), AutoApprove()
             )
-            assert not any("no longer exists" in line for line in again.learnt)  # once
+            assert again.plan.record_changes == () and again.records_changed == 0  # once
             drift = await workflow.drift(Manifest(desired), site.site)
             assert "1002" not in json.dumps(drift)
             gone = {"version": 1, "groups": [], "policy": {"prune": True}}

@@ -10,6 +10,7 @@ import pytest
 
 import reconciler.cli.commands  # noqa: F401 - registers every command
 from reconciler.cli import cli
+from reconciler.render.access import ACCESS_FORMATS
 from reconciler.render.drift import DRIFT_FORMATS
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.plans import PLAN_FORMATS
@@ -31,6 +32,7 @@ def format_option(*path: str) -> click.Option:
         (("drift",), DRIFT_FORMATS),
         (("validate",), VALIDATION_FORMATS),
         (("state", "diff"), RECORDS_DIFF_FORMATS),
+        (("access",), ACCESS_FORMATS),
     ],
 )
 def test_each_commands_formats_are_its_reports_registry(

@@ -28,6 +28,8 @@ def test_case(path: Path) -> None:
         assert {k: actual[k] for k in params} == params, action_id
     assert len(data["safety"]["problems"]) == expect.get("refusals", 0), data["safety"]
     assert [[k["kind"], k["name"]] for k in data["kept"]] == expect.get("kept", []), "kept"
+    records = [[r["action"], r["kind"], r["name"]] for r in data["record_changes"]]
+    assert records == expect.get("records", []), "record changes"
     assert [[u["kind"], u["name"]] for u in data["unmanaged"]] == expect.get("unmanaged", [])
     assert len(data["warnings"]) == expect.get("warnings", 0), data["warnings"]
     for words in expect.get("warning_mentions", []):

@@ -10,7 +10,7 @@ from typing import Any
 
 from reconciler.engine.records import RecordedWorkspace, Records
 from reconciler.engine.renames import record_moves
-from reconciler.errors import EXIT_OK, EXIT_REFUSED
+from reconciler.errors import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
 from reconciler.model import LiveSite, LiveWorkspace
 from tests.support.loopback import LoopbackSite
 from tests.support.models import desired_site
@@ -154,7 +154,8 @@ def test_previously_moves_nothing_when_the_object_is_gone_or_renamed_by_hand() -
     assert record_moves(desired, taken, site_with(LiveWorkspace(10, "Legal", "/L/"))) == []
 
 
-def test_a_plan_of_a_rename_detailed_exitcode_counts_the_writes_only(site: LoopbackSite) -> None:
+def test_a_plan_of_a_rename_alone_is_a_change_for_detailed_exitcode(site: LoopbackSite) -> None:
+    """No write, but the records must move: exit 2, so a pipeline runs its apply (issue 31)."""
     site.write_manifest("site.yaml", BEFORE)
     assert site.run("apply", "site.yaml", "--auto-approve").returncode == EXIT_OK
     same = {
@@ -163,8 +164,9 @@ def test_a_plan_of_a_rename_detailed_exitcode_counts_the_writes_only(site: Loopb
     }
     site.write_manifest("site.yaml", same)
     plan = site.run("plan", "site.yaml", "--detailed-exitcode")
-    assert plan.returncode == EXIT_OK, plan.stdout  # no write: the records move at apply
+    assert plan.returncode == EXIT_CHANGES, plan.stdout  # no write, but the records move
     assert "records move to the new name" in plan.stdout
+    assert 'workspace "Counsel" (id ' in plan.stdout and 'from "Legal" (previously:)' in plan.stdout
     assert site.run("apply", "site.yaml", "--auto-approve").returncode == EXIT_OK
     assert "Counsel" in records(site)["workspaces"]
 

@@ -11,10 +11,8 @@ A missing file is a failure, never written silently.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 import yaml
@@ -25,10 +23,8 @@ from reconciler.render.drift import render_drift_json, render_drift_markdown, re
 from reconciler.render.json import render_json
 from reconciler.render.markdown import markdown_parts, render_markdown
 from reconciler.render.text import render_text
+from tests.support.golden import GOLDEN, assert_golden
 from tests.support.plan_cases import plan_case
-
-GOLDEN = Path(__file__).parent / "golden"
-REGENERATE = os.environ.get("RECONCILER_REGENERATE_GOLDEN") == "1"
 
 RENDERINGS: dict[str, Callable[[Plan], str]] = {
     "plan.txt": render_text,
@@ -48,12 +44,7 @@ def golden_plan() -> Plan:
 
 @pytest.mark.parametrize("name", RENDERINGS)
 def test_each_rendering_matches_its_reviewed_file(name: str) -> None:
-    text = RENDERINGS[name](golden_plan())
-    path = GOLDEN / name
-    if REGENERATE:
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"{path} is missing: regenerate (see this module's doc) and review it"
-    assert text == path.read_text(encoding="utf-8"), f"{name} changed: review, then regenerate"
+    assert_golden(name, RENDERINGS[name](golden_plan()))
 
 
 def test_the_golden_site_shows_every_kind_of_change() -> None:
@@ -61,6 +52,7 @@ def test_the_golden_site_shows_every_kind_of_change() -> None:
     actions = {change.action for change in plan.changes}
     assert {"create", "update", "delete", "needs-replacement"} <= actions
     assert plan.kept and plan.unmanaged and plan.unobservable
+    assert [change.action for change in plan.record_changes] == ["forget"]
 
 
 def test_values_are_written_alike_by_every_renderer() -> None:

@@ -146,18 +146,14 @@ class Caller:
         if asyncio.get_running_loop().time() >= deadline:  # spent waiting for a slot
             return self._boundary.exception(method, TimeoutError(), sent=False)
         request = self._signed_request(method, params)
-        # Only a write's fate hangs on whether it may have left (a read is retried either
-        # way), so only writes pay for httpcore's trace events, ten awaits a request.
-        tracer = _SendTracer() if method.is_write else None
-        if tracer is not None:
-            request.extensions["trace"] = tracer
         self._count(method)
         try:
             async with asyncio.timeout_at(deadline):
                 answer = await self._receive(request)
         except (httpx.HTTPError, TimeoutError) as exc:
-            sent = tracer is None or tracer.may_have_sent
-            return self._boundary.exception(method, exc, sent=sent)
+            # Whether a write may have left is read from the error: only a failure to
+            # connect says it did not (``boundary.NOT_SENT``).
+            return self._boundary.exception(method, exc, sent=True)
         return self._boundary.answer(method, params, answer)
 
     async def _receive(self, request: httpx.Request) -> Answer:
@@ -190,33 +186,13 @@ class Caller:
     def _request(
         self, verb: str, url: str, headers: dict[str, str], content: bytes | None = None
     ) -> httpx.Request:
-        # A fresh extensions dict per request: the trace hook is added to it.
         return httpx.Request(
-            verb, url, headers=headers, content=content, extensions={**self._extensions}
+            verb, url, headers=headers, content=content, extensions=self._extensions
         )
 
     def _count(self, method: ApiMethod[Any]) -> None:
         self.stats.calls[method.name] = self.stats.calls.get(method.name, 0) + 1
         self.stats.writes += method.is_write
-
-
-class _SendTracer:
-    """httpcore's ``trace`` hook: did any byte of the request start to leave?
-
-    A transport that reports no events at all (in-process ones) may have sent it.
-    """
-
-    def __init__(self) -> None:
-        self._events = 0
-        self._sending = False
-
-    async def __call__(self, name: str, info: Mapping[str, Any]) -> None:
-        self._events += 1
-        self._sending = self._sending or name.endswith("send_request_headers.started")
-
-    @property
-    def may_have_sent(self) -> bool:
-        return self._sending or not self._events
 
 
 def _log_attempt(
@@ -256,17 +232,20 @@ def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _network_transport(config: ClientConfig) -> httpx.AsyncHTTPTransport:
-    """TLS verified, a connection for every slot, no hidden retries (the client decides).
+def _network_transport(config: ClientConfig) -> httpx.AsyncBaseTransport:
+    """TLS verified, a connection for every slot, no hidden retries (the client decides);
+    aiohttp underneath (``api.transport``), imported only when the network is used.
 
     A plain-http site (loopback only, ``config.check_site_url``) never makes a TLS connection
     -- every URL is the site's own and redirects are not followed -- so it gets a verifying
-    context that trusts no authority instead of loading the system's (30 ms).
+    context that trusts no authority instead of loading the default ones (30 ms).
     """
-    slots = config.concurrency
-    limits = httpx.Limits(max_connections=slots, max_keepalive_connections=slots)
-    tls = config.site_url.startswith("https:")
-    verify: ssl.SSLContext | bool = True if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    if tls and config.ca_file is not None:
+    from reconciler.api.transport import AiohttpTransport
+
+    if not config.site_url.startswith("https:"):
+        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    elif config.ca_file is not None:
         verify = check_ca_file(config.ca_file)
-    return httpx.AsyncHTTPTransport(verify=verify, limits=limits, retries=0)
+    else:
+        verify = httpx.create_ssl_context()  # httpx's authorities, as before
+    return AiohttpTransport(verify=verify, connections=config.concurrency)

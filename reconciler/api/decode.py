@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from reconciler import spec
 from reconciler.api import answers
@@ -71,11 +71,11 @@ class Fields:
         wrapper: str | None = None,
         index: int | None = None,
     ):
-        if wrapper is not None and isinstance(value, Mapping) and len(value) == 1:
+        if wrapper is not None and _is_mapping(value) and len(value) == 1:
             value = value.get(wrapper, value)  # JSON wraps entries: {"workspace": {...}}
         self._where, self._index = where, index
         self.method = method
-        if not isinstance(value, Mapping):
+        if not _is_mapping(value):
             raise protocol_error(method, f"{self.where} as {_kind(value)} instead of an object")
         self._data: Mapping[str, Any] = value
 
@@ -139,6 +139,12 @@ class Fields:
     def flags_on(self, flags: tuple[spec.Flag, ...]) -> frozenset[str]:
         """Manifest keys of the flags reported as 1."""
         return frozenset(flag.key for flag in flags if self.flag(flag.field))
+
+
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, the usual ``dict`` tested first: the ABC's own check
+    costs more than reading an entry (a large read decodes some 25,000)."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def read_entries(

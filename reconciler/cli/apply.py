@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
+import os
 from pathlib import Path
 
 import click
 
+from reconciler import aio
 from reconciler.api.client import ClientStats
 from reconciler.cli import LOCKED, cli, epilog
 from reconciler.cli.follow_up import next_command
@@ -27,6 +28,7 @@ from reconciler.cli.review import TerminalReview
 from reconciler.cli.target import locate_manifest, locate_saved_plan, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
+from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, Interrupted
 from reconciler.render.apply import (
     APPLY_FORMATS,
@@ -40,24 +42,16 @@ from reconciler.render.apply import (
 
 APPLY_EPILOG = epilog(
     [
-        (
-            0,
-            "the site was changed as planned, or there was nothing to change (with "
-            "--detailed-exitcode: there was nothing to change)",
-        ),
+        (0, "done as planned, or nothing to do (--detailed-exitcode: nothing to do)"),
         (1, "error, or some changes failed: see the message; apply again converges"),
-        (2, "with --detailed-exitcode: the site was changed as planned"),
-        (
-            3,
-            "refused for safety: a guard tripped (or a deletion, as it was to run); a stale, "
-            "edited or used plan; no approval",
-        ),
+        (2, "with --detailed-exitcode: the site or its records were changed as planned"),
+        (3, "refused: a guard; a stale, edited or used plan (it says what ran); no approval"),
         LOCKED,
         (130, "interrupted (Ctrl-C): what was done is recorded; run apply again"),
     ],
     [
         "reconciler apply examples/site.yaml --sandbox",
-        "reconciler apply plan.json site/ --auto-approve --format json --detailed-exitcode",
+        "reconciler apply plan.json examples/ --sandbox --auto-approve --format json",
     ],
 )
 
@@ -71,6 +65,8 @@ async def _apply(
     source: tuple[Path, ...], opts: SiteOptions, options: PlanOptions, review: TerminalReview
 ) -> tuple[workflow.ApplyResult, ClientStats]:
     """Apply a saved plan (one ``.json`` file) or a manifest; the result and the calls made."""
+    if _is_plan_file(source):
+        required_secret(os.environ)  # in CI, before anything is read
     saved = read_plan(source[0]) if _is_plan_file(source) else None
     paths = tuple(str(p) for p in (source[1:] if saved else source))
     manifest = load_desired(paths) if paths else None
@@ -108,14 +104,13 @@ def _resume_command(source: tuple[Path, ...], review: TerminalReview) -> str:
 @click.option(
     "--auto-approve",
     is_flag=True,
-    help="Apply without asking (for pipelines). Without it, apply asks on a terminal "
-    "and refuses (exit 3) when there is none.",
+    help="Apply without asking (pipelines).",
 )
 @replace_option
 @click.option(
     "--force",
     is_flag=True,
-    help="Apply even when the plan trips the policy's delete or member-removal guard.",
+    help="Override the delete and removal guards.",
 )
 @assume_no_groups_option
 @changed_option
@@ -125,8 +120,7 @@ def _resume_command(source: tuple[Path, ...], review: TerminalReview) -> str:
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
-    help="Exit 0 when there was nothing to change, 2 when the site was changed as planned; "
-    "errors keep 1, refusals 3, a locked site 4.",
+    help="Exit 2 when something changed, 0 when not.",
 )
 def apply(
     source: tuple[Path, ...],
@@ -142,20 +136,9 @@ def apply(
     fmt: str,
     detailed_exitcode: bool,
 ) -> int:
-    """Change the site to match the manifest, or apply a saved plan exactly.
+    """Change the site to match the manifest (plan, show, ask), or apply a saved plan.
 
-    SOURCE is a manifest (files or a directory): apply plans, shows the plan and asks for
-    approval. Or SOURCE is a plan file saved with `plan -o PLAN.json`, followed by the
-    manifest it was made from (`apply plan.json site/`): the records are found as for any
-    command (--state, RECONCILER_STATE, the manifest), never from the plan file. Apply checks
-    that the plan was made for this site with these records (sealed with their key or
-    RECONCILER_PLAN_KEY), that it was not applied before, and that the site still needs
-    exactly its actions (a stale plan is refused, exit 3), then applies only those, under the
-    strictest of the plan's policy, this manifest's and the records' last applied one. An
-    interrupted apply is safe to run again: it converges.
-
-    With --format json, stdout carries only the report of every action (done, failed with
-    the reason, skipped and why); the plan and the messages go to stderr.
+    SOURCE is a manifest, or PLAN.json then its manifest. Details: docs/commands.md.
     """
     if replace and _is_plan_file(source):
         raise click.UsageError("--replace belongs to the plan: make a new plan with it.")
@@ -174,7 +157,7 @@ def apply(
     )
     try:
         with progress:
-            result, stats = asyncio.run(_apply(source, site_opts, options, review))
+            result, stats = aio.run(_apply(source, site_opts, options, review))
     except KeyboardInterrupt:
         message, done_anything = interruption(review.approved, review.outcomes)
         hint = (
@@ -187,7 +170,7 @@ def apply(
     warn_unused_replace(result.plan, replace)
     for line in result.learnt:
         click.echo(f"Note: {line}.", err=True)
-    applied = Applied(result.plan, result.report, stats, result.learnt)
+    applied = Applied(result.plan, result.report, stats, result.learnt, result.records_changed)
     if result.report is not None:
         for line in notice_lines(result.report) + problem_lines(result.report):
             click.echo(line, err=True)

@@ -3,4 +3,4 @@
 The console script does not need this: ``LazyCommands`` imports a command's module on use.
 """
 
-from reconciler.cli import apply, onboard, plan, sandbox, state, validate  # noqa: F401
+from reconciler.cli import access, apply, onboard, plan, sandbox, state, validate  # noqa: F401

@@ -22,6 +22,7 @@ neither given nor set in the environment; this module only reads and checks it.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,8 +100,10 @@ def read_config(path: Path) -> ConfigFile:
                 hint="Write it as site.url in the manifest, or give --site/RECONCILER_SITE_URL.",
             )
         if key not in SETTINGS:
+            close = difflib.get_close_matches(key.lower().replace("-", "_"), SETTINGS, n=1)
+            guess = f" Did you mean {close[0]!r}?" if close else ""
             raise ConfigError(
-                f"Unknown setting {key!r} in {path}.",
+                f"Unknown setting {key!r} in {path}.{guess}",
                 hint="Known settings: " + ", ".join(SETTINGS) + ".",
             )
     values = {SETTINGS[key]: value for key, value in data.items()}

@@ -23,9 +23,14 @@ NOT_CARRIED = frozenset(
 )
 """Options a follow-up never repeats: the plan carries the first three, the rest are taste."""
 
+IN_THE_PLAN = frozenset({"targets", "excludes", "changed"})
+"""What a saved plan carries besides: ``apply PLAN.json`` refuses ``--target``/``--exclude``
+(the plan's own scope is all it applies), so the line after ``plan -o`` never repeats them."""
 
-def next_command(command: str, arguments: Iterable[str | Path]) -> str:
-    """``reconciler COMMAND ARGUMENTS [options given here that COMMAND takes]``, shell-quoted."""
+
+def next_command(command: str, arguments: Iterable[str | Path], *, saved_plan: bool = False) -> str:
+    """``reconciler COMMAND ARGUMENTS [options given here that COMMAND takes]``, shell-quoted;
+    ``saved_plan``: COMMAND applies a saved plan, which carries its scope."""
     ctx = click.get_current_context()
     root = ctx.find_root()
     group = root.command
@@ -38,7 +43,7 @@ def next_command(command: str, arguments: Iterable[str | Path]) -> str:
         name = param.name
         if not isinstance(param, click.Option) or name is None:
             continue
-        if name in NOT_CARRIED or name not in accepted:
+        if name in NOT_CARRIED or name not in accepted or (saved_plan and name in IN_THE_PLAN):
             continue
         if ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
             continue  # a default, or an environment variable the next command sees too

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from pathlib import Path
 
@@ -10,12 +11,19 @@ import click
 from reconciler.engine.workflow import Manifest
 from reconciler.errors import ManifestError
 from reconciler.findings import render_text, tally
-from reconciler.manifest import load_manifest
+from reconciler.manifest import collector_paused, load_manifest
 
 
 def load_desired(paths: tuple[str, ...]) -> Manifest:
-    """The desired site and a digest of the manifest files it was read from."""
-    result = load_manifest(paths)
+    """The desired site and a digest of the manifest files it was read from.
+
+    The manifest lives until the command exits, so its objects are frozen out of the garbage
+    collector's sight as soon as they are built (200,000 of them for 1,000 workspaces, which
+    every later collection would otherwise scan again).
+    """
+    with collector_paused():
+        result = load_manifest(paths)
+        gc.freeze()
     if result.findings:
         click.echo(render_text(result.findings), err=True)
     if result.desired is None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 from pathlib import Path
 
 import click
 
+from reconciler import aio
 from reconciler.cli import LOCKED, SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
@@ -24,8 +24,8 @@ from reconciler.render.manifest import render_manifest, render_manifest_files
 EXPORT_EPILOG = epilog(
     [(0, "the manifest was written"), (1, SITE_ERROR + ", unwritable file"), LOCKED],
     [
-        "reconciler export --sandbox --state-dir examples/.reconciler -o live.yaml",
-        "reconciler export --site https://acme.example.net -o site/ --adopt",
+        "reconciler export examples/ --sandbox -o live.yaml",
+        "reconciler export --sandbox --users -o onboard/ --adopt",
     ],
 )
 ADOPT_EPILOG = epilog(
@@ -34,7 +34,7 @@ ADOPT_EPILOG = epilog(
         (1, SITE_ERROR),
         LOCKED,
     ],
-    ["reconciler adopt site/", "reconciler adopt examples/site.yaml --sandbox"],
+    ["reconciler adopt examples/site.yaml --sandbox"],
 )
 
 
@@ -97,48 +97,57 @@ async def _adopt(paths: tuple[str, ...], opts: SiteOptions) -> None:
 
 
 @cli.command(epilog=EXPORT_EPILOG)
+@click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[MANIFEST]...")
 @locking_site_options
 @click.option(
     "-o",
     "--out",
     metavar="FILE|DIR/",
-    help="Write the manifest to FILE, or to DIR/ as one file per workspace plus groups.yaml "
-    "and site.yaml (for large sites). Default: standard output.",
+    help="Write to FILE, or to DIR/ a file a workspace.",
 )
 @click.option(
     "--adopt",
     "then_adopt",
     is_flag=True,
-    help="Then adopt what was exported (needs --out): record every object as managed.",
+    help="Then adopt what was written (needs --out).",
 )
 @click.option(
     "--users",
     "with_users",
     is_flag=True,
-    help="Also write a users: section (username, e-mail, names, admin) of every site user, to "
-    "manage users as code; adopt then records them as managed.",
+    help="Also write a users: section.",
 )
-def export(site_opts: SiteOptions, out: str | None, then_adopt: bool, with_users: bool) -> int:
-    """Write a manifest that describes the live site, for onboarding an existing site.
+def export(
+    paths: tuple[str, ...],
+    site_opts: SiteOptions,
+    out: str | None,
+    then_adopt: bool,
+    with_users: bool,
+) -> int:
+    """Write a manifest of the live site, to onboard it.
 
-    Every workspace with its users, root_access and overrides as far as the API lets them be
-    read, and the user groups that can be discovered. A YAML comment marks each fact that
-    could not be read; names that cannot round-trip (a comma, over 40 characters, two
-    workspaces with one name) are reported and left out. Then: review the file, run
-    `reconciler adopt FILE`, and `reconciler plan FILE` shows no changes.
+    MANIFEST: use its site and records, as plan does. Details: docs/commands.md.
     """
     if then_adopt and out is None:
         raise click.UsageError("--adopt needs --out: adopt reads the manifest export writes.")
+    if then_adopt and paths:
+        raise click.UsageError(
+            "--adopt records what export writes, with records beside it: give a MANIFEST or "
+            "--adopt, not both."
+        )
     if out is not None and _is_directory_target(out):
         Path(out).mkdir(parents=True, exist_ok=True)  # so its state directory is inside it
 
     async def run() -> Export:
         with TerminalProgress(verbose=site_opts.verbose) as progress:
-            target = locate(site_opts, (out,) if out else ())
+            if paths:  # the site and records of that manifest, as plan finds them
+                target = locate_manifest(site_opts, paths, load_desired(paths).desired)
+            else:
+                target = locate(site_opts, (out,) if out else ())
             async with open_site(site_opts, target, progress, command="export") as site:
                 return await workflow.export(site, users=with_users)
 
-    exported = asyncio.run(run())
+    exported = aio.run(run())
     for problem in exported.problems:
         click.echo(f"Warning: {problem}", err=True)
     written = _write(exported, out)
@@ -146,7 +155,7 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool, with_users
         count = plural(len(exported.workspaces), "workspace")
         click.echo(f"Exported {count} to {written[0]}.", err=True)
     if then_adopt:
-        asyncio.run(_adopt(tuple(written), site_opts))
+        aio.run(_adopt(tuple(written), site_opts))
     return EXIT_OK
 
 
@@ -154,12 +163,9 @@ def export(site_opts: SiteOptions, out: str | None, then_adopt: bool, with_users
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @locking_site_options
 def adopt(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
-    """Record the objects the manifest names that exist on the site as managed.
+    """Record the declared objects that exist on the site as managed; change nothing.
 
-    The site is not changed. Adopted workspaces and groups may be deleted by a later apply
-    once they leave the manifest and policy.prune is true. Only what the site reports is
-    recorded: group members, root_access and an override the site cannot show stay unknown
-    (reported as unobservable) until the tool applies them.
+    Details: docs/commands.md.
     """
-    asyncio.run(_adopt(paths, site_opts))
+    aio.run(_adopt(paths, site_opts))
     return EXIT_OK

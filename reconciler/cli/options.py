@@ -76,94 +76,96 @@ class SiteOptions:
 
 
 SITE = (
-    click.option(
-        "--site",
-        metavar="URL",
-        help="Site address (overrides RECONCILER_SITE_URL and the manifest's site.url).",
-    ),
-    click.option(
-        "--sandbox",
-        is_flag=True,
-        help="Use the embedded sandbox site instead of a real one (no server, no credentials; "
-        "its database lives in .reconciler/sandbox/ beside the manifest).",
-    ),
+    click.option("--site", metavar="URL", help="The site's address [default: site.url]."),
+    click.option("--sandbox", is_flag=True, help="Use the embedded sandbox site."),
 )
 SANDBOX_SEED = (
     click.option(
         "--sandbox-seed",
+        metavar="FILE",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Seed file for a new embedded sandbox (default: the example seed shipped inside "
-        "the tool, which holds the users of examples/site.yaml).",
+        help="Seed of a new sandbox [default: the example seed shipped inside the tool].",
     ),
 )
+
+
+class VariableOption(click.Option):
+    """An option that also reads a ``RECONCILER_`` variable. The help, one line an option,
+    does not list the variables (docs/commands.md does); a bad value from one still names it."""
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        names = [self.envvar] if isinstance(self.envvar, str) else list(self.envvar or ())
+        given = [name for name in names if os.environ.get(name)]
+        hint = super().get_error_hint(ctx)
+        return hint + (f" (env var: '{given[0]}')" if given else "")
+
+
+# Each value also comes from its RECONCILER_ variable, then reconciler.toml (module doc); the
+# help stays one line an option, and docs/commands.md names the variables.
 CONNECTION = (
     click.option(
         "--credentials",
+        metavar="FILE",
         type=click.Path(dir_okay=False, path_type=Path),
+        cls=VariableOption,
         envvar=environment.names(CREDENTIALS_FILE),
-        show_envvar=True,
-        help="YAML file with api_key and api_secret (mode 600). Default: the RECONCILER_API_KEY "
-        "and RECONCILER_API_SECRET environment variables.",
+        help="File with api_key and api_secret (mode 600).",
     ),
     click.option(
         "--api-format",
         type=click.Choice(["json", "xml"]),
         default="json",
-        show_default=True,
+        cls=VariableOption,
         envvar=API_FORMAT.name,
-        show_envvar=True,
-        help="Response format to ask the site for (xml for sites or proxies that pass only XML).",
+        help="Answer format to ask for [default: json].",
     ),
     click.option(
         "--concurrency",
+        metavar="N",
         type=click.IntRange(1, 64),
         default=8,
-        show_default=True,
+        cls=VariableOption,
         envvar=CONCURRENCY.name,
-        show_envvar=True,
-        help="Most API calls in flight at once.",
+        help="Calls in flight [default: 8].",
     ),
     click.option(
         "--rate-limit",
         type=click.FloatRange(min=0.1),
         default=None,
         metavar="N",
+        cls=VariableOption,
         envvar=RATE_LIMIT.name,
-        show_envvar=True,
-        help="Most API calls a second (default: no limit).",
+        help="Calls a second [default: no limit].",
     ),
     click.option(
         "--timeout",
         type=click.FloatRange(min=1.0),
         default=None,
         metavar="SECONDS",
+        cls=VariableOption,
         envvar=TIMEOUT.name,
-        show_envvar=True,
-        help="Most time one API call may take, its whole answer included (default: 60).",
+        help="Seconds per call [default: 60].",
     ),
     click.option(
         "--ca-file",
+        metavar="FILE",
         type=click.Path(dir_okay=False, path_type=Path),
+        cls=VariableOption,
         envvar=environment.names(CA_FILE),
-        show_envvar=True,
-        help="PEM file of certificate authorities to trust for an https site instead of the "
-        "system's (e.g. the ca.pem of 'reconciler sandbox serve --tls').",
+        help="Authorities to trust for https (PEM).",
     ),
 )
 RECORDS = (
     click.option(
         "--state",
         metavar="LOCATION",
-        help="Where the tool's records live: a postgresql:// URL (password from PGPASSWORD, "
-        ".pgpass or a service file; add ?schema=NAME to share a database) or a directory. "
-        "Default: RECONCILER_STATE, else state in reconciler.toml, else site.state in the "
-        "manifest, else .reconciler/ beside the manifest. Give every runner of a pipeline the "
-        "same one.",
+        help="Records: postgresql:// URL or directory.",
     ),
     click.option(
         "--state-dir",
+        metavar="DIR",
         type=click.Path(file_okay=False, path_type=Path),
-        help="Keep the records in this directory (the directory form of --state).",
+        help="Keep the records in this directory.",
     ),
 )
 LOCK = (
@@ -171,23 +173,19 @@ LOCK = (
         "--lock-timeout",
         type=click.FloatRange(min=0.0),
         default=0.0,
-        show_default=True,
         metavar="SECONDS",
+        cls=VariableOption,
         envvar=LOCK_TIMEOUT.name,
-        show_envvar=True,
-        help="How long to wait for another runner's lock on this site's records before "
-        "refusing with exit code 4 (0: refuse at once, naming the holder). A runner that "
-        "waits says whom it waits for.",
+        help="Wait for a held lock, then exit 4 [default: 0].",
     ),
     click.option(
         "--lock-lease",
         type=click.FloatRange(min=1.0, max=600.0),
         default=DEFAULT_LEASE_SECONDS,
-        show_default=True,
         metavar="SECONDS",
+        cls=VariableOption,
         envvar=LOCK_LEASE.name,
-        show_envvar=True,
-        help="How soon the lock is free again if this runner dies or loses its connection.",
+        help=f"Lock lease [default: {DEFAULT_LEASE_SECONDS:g}].",
     ),
 )
 OUTPUT = (
@@ -195,21 +193,19 @@ OUTPUT = (
         "--log-format",
         type=click.Choice(["auto", "console", "json"]),
         default="auto",
-        show_default=True,
-        help="Log format on stderr (with -v): console on a terminal, json for log collectors.",
+        help="Log format on stderr (with -v).",
     ),
-    click.option("-v", "--verbose", count=True, help="-v logs every API call, -vv debug."),
-    click.option("--no-color", is_flag=True, help="Plain text output even on a terminal."),
+    click.option("-v", "--verbose", count=True, help="-v logs each API call, -vv debug."),
+    click.option("--no-color", is_flag=True, help="Plain text even on a terminal."),
 )
 PLAIN_OUTPUT = (OUTPUT[2],)
 CONFIG_OPTION = click.option(
     "--config",
+    metavar="FILE",
     type=click.Path(dir_okay=False),
+    cls=VariableOption,
     envvar=CONFIG.name,
-    show_envvar=True,
-    help=f"Settings file (TOML: concurrency, rate_limit, timeout, state, api_format, "
-    f"lock_timeout, lock_lease, ca_file). Default: {CONFIG_NAME} beside the manifest, if "
-    "there is one. A flag wins over its RECONCILER_ variable, which wins over the file.",
+    help=f"Settings file [default: {CONFIG_NAME}].",
 )
 
 _FIELDS = {f.name for f in fields(SiteOptions)}
@@ -314,32 +310,25 @@ replace_option = click.option(
     "--replace",
     multiple=True,
     metavar="NAME",
-    help="Allow this workspace to be deleted and re-created so its root_access or overrides "
-    "can change. DESTROYS ALL ITS FILES. Repeat for several.",
+    help="Re-create this workspace: DESTROYS ITS FILES.",
 )
 
 assume_no_groups_option = click.option(
     "--assume-no-groups",
     is_flag=True,
-    help="This is the first apply to a site that does not list user groups: none of the "
-    "declared groups exists yet, so create them. Without it, apply refuses to create groups "
-    "it cannot check (exit 3), as they may exist already.",
+    help="Create groups on a site not listing them.",
 )
 
 changed_option = click.option(
     "--changed",
     is_flag=True,
-    help="Plan only what changed since the last apply: the objects whose manifest entry "
-    "changed, was added or removed, or waits on an unfinished write (one workspace_list "
-    "finds deletions and renames anywhere). For pull requests on big sites; falls back to a "
-    "full plan, and says so, when the records cannot tell. Nightly drift stays a full read.",
+    help="Plan only what changed since the last apply.",
 )
 
 show_unmanaged_option = click.option(
     "--show-unmanaged",
     is_flag=True,
-    help="List every object on the site that the manifest never managed (by default the "
-    "text view counts them in one line; -v lists them too).",
+    help="List objects the manifest never managed.",
 )
 
 
@@ -350,18 +339,14 @@ def target_options(command: F) -> F:
         "excludes",
         multiple=True,
         metavar="NAME",
-        help="Leave out the workspaces, groups and users NAME matches (globs; KIND:NAME for "
-        "one kind). Repeat for several; applies after --target.",
+        help="Leave out what NAME matches (repeatable).",
     )(command)
     return click.option(
         "--target",
         "targets",
         multiple=True,
         metavar="NAME",
-        help="Plan only the workspaces, groups and users NAME matches: a name, a glob "
-        "(Finance*) or KIND:NAME (workspace:, group:, user:). Repeat for several. Nothing "
-        "outside the target is read, changed or deleted (prune included); the plan lists "
-        "what it left out.",
+        help="Plan only what NAME matches (repeatable).",
     )(command)
 
 
@@ -369,7 +354,5 @@ comment_dir_option = click.option(
     "--comment-dir",
     type=click.Path(file_okay=False, path_type=Path),
     metavar="DIR",
-    help="Also write the plan as pull-request comments: DIR/comment-1.md, comment-2.md, … "
-    "(each under 65,535 characters, the summary in the first; stale ones removed). Each "
-    "begins with a marker naming the site and records, so a job updates its comments.",
+    help="Also write pull-request comments to DIR.",
 )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
 import click
 
+from reconciler import aio
 from reconciler.cli import SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_comments, write_private_file
 from reconciler.cli.follow_up import next_command
@@ -28,7 +29,9 @@ from reconciler.cli.target import locate_manifest, open_site
 from reconciler.engine import workflow
 from reconciler.engine.drift_news import DriftNews, report_drift
 from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
+from reconciler.identity import NameSet, NameTable
 from reconciler.notify import check_webhook, send
 from reconciler.render.drift import DRIFT_FORMATS, render_drift
 from reconciler.render.markdown import markdown_parts
@@ -37,9 +40,11 @@ from reconciler.render.plans import PLAN_FORMATS, render_plan
 
 
 def warn_unused_replace(plan: Plan, replace: tuple[str, ...]) -> None:
-    replaced = {c.name for c in plan.changes if c.action == "replace"}
-    refused = {c.name: c.hint for c in plan.changes if c.action == "needs-replacement"}
-    for name in sorted(set(replace) - replaced):
+    replaced = NameSet("workspace", (c.name for c in plan.changes if c.action == "replace"))
+    refused = NameTable(
+        "workspace", {c.name: c.hint for c in plan.changes if c.action == "needs-replacement"}
+    )
+    for name in sorted(n for n in set(replace) if n not in replaced):
         why = refused.get(name) or "that workspace needs no replacement"
         click.echo(f'Warning: --replace "{name}": {why}.', err=True)
 
@@ -61,22 +66,22 @@ PLAN_EPILOG = epilog(
     [
         (0, "the plan was made (with --detailed-exitcode: there is nothing to change)"),
         (1, SITE_ERROR),
-        (2, "with --detailed-exitcode: there are changes"),
+        (2, "with --detailed-exitcode: there are changes (to the records alone too)"),
     ],
     [
         "reconciler plan examples/site.yaml --sandbox",
-        "reconciler plan site/ -o plan.json --detailed-exitcode --comment-dir comments/",
+        "reconciler plan examples/ --sandbox -o plan.json --detailed-exitcode --comment-dir c/",
     ],
 )
 DRIFT_EPILOG = epilog(
     [
         (0, "the site matches the manifest"),
         (1, SITE_ERROR + "; the --notify webhook failed (the report was printed)"),
-        (2, "the site has drifted"),
+        (2, "the site has drifted, or the records are behind (the next apply saves them)"),
     ],
     [
         "reconciler drift examples/site.yaml --sandbox",
-        "reconciler drift site/ --format markdown --notify https://hooks.example.com/T0/B0/x",
+        "reconciler drift examples/ --sandbox --format markdown --since-last",
     ],
 )
 
@@ -88,7 +93,7 @@ DRIFT_EPILOG = epilog(
     "-o",
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Also save the plan (JSON, mode 600) for `reconciler apply PLAN.json`.",
+    help="Also save the sealed plan to FILE.",
 )
 @format_option(PLAN_FORMATS)
 @comment_dir_option
@@ -96,7 +101,7 @@ DRIFT_EPILOG = epilog(
 @click.option(
     "--force",
     is_flag=True,
-    help="Override the policy's delete and member-removal guards in this plan.",
+    help="Override the delete and removal guards.",
 )
 @assume_no_groups_option
 @changed_option
@@ -104,7 +109,7 @@ DRIFT_EPILOG = epilog(
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
-    help="Exit 0 when there is nothing to change, 2 when there are changes, 1 on error.",
+    help="Exit 2 on changes (records too), 0 on none.",
 )
 @show_unmanaged_option
 def plan(
@@ -122,20 +127,14 @@ def plan(
     detailed_exitcode: bool,
     show_unmanaged: bool,
 ) -> int:
-    """Show what apply would change on the site to make it match the manifest.
+    """Show what apply would change to make the site match the manifest; change nothing.
 
-    PATHS are manifest files or directories (their *.yaml/*.yml files are merged). Nothing is
-    changed: this is the dry run. Deleting a workspace destroys its files, so deletions are
-    planned only for workspaces the tool manages, when policy.prune is true and no protect
-    pattern matches; changing root_access or overrides needs --replace NAME.
-
-    --format markdown is for a pull-request comment: it begins with a marker naming the site
-    and the records, so a job edits the comment it posted before; a plan over 65,535
-    characters comes in numbered parts, summary first, each beginning with its own marker
-    (--comment-dir writes them as one file each).
+    PATHS are manifest files or directories. Details: docs/commands.md.
     """
+    if out is not None:
+        required_secret(os.environ)  # in CI, before the site is read
     options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
-    result = asyncio.run(_plan(paths, site_opts, options, out))
+    result = aio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
     listed = site_opts.lists_unmanaged(show_unmanaged)
     click.echo(render_plan(result, fmt, site_opts.color, listed), nl=False)
@@ -145,7 +144,7 @@ def plan(
         # On stdout after a text plan; on stderr when stdout is JSON or Markdown for a program.
         click.echo(
             f"\nSaved the plan to {out}. Apply exactly this plan with: "
-            + next_command("apply", [out, *paths]),
+            + next_command("apply", [out, *paths], saved_plan=True),
             err=fmt != "text",
         )
     return EXIT_CHANGES if detailed_exitcode and result.has_changes else EXIT_OK
@@ -161,15 +160,12 @@ def plan(
     "--notify",
     metavar="URL",
     envvar="RECONCILER_NOTIFY_URL",
-    help="Also POST what is new since the last report to this webhook (JSON; its `text` is "
-    "a Slack-compatible message), and keep this report as the last one. Nothing new, "
-    "nothing sent. The URL is a secret: never printed (default: RECONCILER_NOTIFY_URL).",
+    help="POST what is new since the last report to this webhook URL (a secret).",
 )
 @click.option(
     "--since-last",
     is_flag=True,
-    help="List only what is new since the last report kept in the records (and keep this "
-    "one as the last): what --notify would send.",
+    help="List only what is new since the last report (and keep this one).",
 )
 def drift(
     paths: tuple[str, ...],
@@ -181,17 +177,9 @@ def drift(
     notify: str | None,
     since_last: bool,
 ) -> int:
-    """Report what differs between the site and the manifest, by category.
+    """Report what differs between the site, the manifest and the records, by category.
 
-    Lists missing, extra, changed, needs-replacement, unmanaged and unobservable items
-    separately. Exit 0 when the site is in sync, 2 when it has drifted, 1 on error. With
-    --notify or --since-last, the records keep the report, so the next one tells what is
-    new; a webhook that fails is exit 1 after the full report is printed, and the next run
-    sends the same items again.
-
-    With --target/--exclude only the selected objects are read and reported (unmanaged
-    objects are not listed then); the kept report is the whole site's, so --notify and
-    --since-last are refused with them.
+    Details: docs/commands.md.
     """
     if (notify or since_last) and (targets or excludes):
         raise click.UsageError(
@@ -222,5 +210,5 @@ def drift(
                     click.echo(f"Warning: {note}.", err=True)
                 return news.report
 
-    report = asyncio.run(run())
+    report = aio.run(run())
     return EXIT_OK if report["in_sync"] else EXIT_CHANGES

@@ -86,10 +86,10 @@ class TerminalReview:
 def _answer(question: str) -> str:
     """One line typed at the terminal, the echo left to the terminal.
 
-    The question is asked inside ``asyncio.run``, whose SIGINT handler only cancels the task,
-    and SIGINT may land on any of the process's threads: a read blocked on the keyboard would
-    then never see Ctrl-C. So Ctrl-C raises KeyboardInterrupt here, and the wait for the line
-    comes back to Python ten times a second, where that handler runs.
+    The question is asked inside ``aio.run`` (an ``asyncio.Runner``), whose SIGINT handler
+    only cancels the task, and SIGINT may land on any of the process's threads: a read blocked
+    on the keyboard would then never see Ctrl-C. So Ctrl-C raises KeyboardInterrupt here, and
+    the wait for the line comes back to Python ten times a second, where that handler runs.
     """
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:

@@ -25,7 +25,7 @@ from reconciler.cli.options import (
 )
 from reconciler.cli.target import locate_saved_plan, read_plan, records_at
 from reconciler.engine import workflow
-from reconciler.engine.plan_key import PlanSecret
+from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_OK
 from reconciler.render.markdown import markdown_parts
 from reconciler.render.plans import PLAN_FORMATS, render_plan
@@ -37,8 +37,8 @@ SHOW_EPILOG = epilog(
         (3, "refused: the plan's seal does not match these records, or it was edited"),
     ],
     [
-        "reconciler show plan.json --format markdown",
-        "reconciler show plan.json site/ --comment-dir comments/",
+        "reconciler show plan.json examples/ --sandbox --format markdown",
+        "reconciler show plan.json examples/ --sandbox --comment-dir c/",
     ],
 )
 
@@ -58,17 +58,16 @@ def show(
     comment_dir: Path | None,
     show_unmanaged: bool,
 ) -> int:
-    """Print a plan saved with `plan -o PLAN.json` again; the site is not contacted.
+    """Print a saved plan again, its seal checked as apply checks it; the site is not read.
 
-    The records are found as apply finds them (--state, RECONCILER_STATE, the MANIFEST's
-    site.state, else .reconciler/ beside it), never from the plan file, and the plan's seal
-    is checked against them (and RECONCILER_PLAN_KEY) before anything is printed.
+    Details: docs/commands.md.
     """
+    secret = required_secret(os.environ)
     saved = read_plan(plan_path)
     desired = load_desired(paths).desired if paths else None
     target = locate_saved_plan(site_opts, saved, paths, desired)
     with records_at(site_opts, target) as store:
-        plan = workflow.show_saved(saved, store, PlanSecret.from_environment(os.environ))
+        plan = workflow.show_saved(saved, store, secret)
     click.echo(render_plan(plan, fmt, site_opts.color, show_unmanaged), nl=False)
     if comment_dir is not None:
         write_comments(comment_dir, markdown_parts(plan))

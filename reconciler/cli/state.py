@@ -37,23 +37,26 @@ SHOW_EPILOG = epilog(
     [(0, "the records were printed"), (1, UNREADABLE)],
     [
         "reconciler state show examples/site.yaml --sandbox",
-        "reconciler state show site/ --version 3",
+        "reconciler state show examples/ --sandbox --version 1",
     ],
 )
 HISTORY_EPILOG = epilog(
     [(0, "the versions were listed"), (1, UNREADABLE)],
-    ["reconciler state history site/", "reconciler state history --site https://acme.example.net"],
+    ["reconciler state history examples/ --sandbox"],
 )
 DIFF_EPILOG = epilog(
     [
         (0, "the changes were printed (none is not an error)"),
         (1, UNREADABLE + ", or no such version"),
     ],
-    ["reconciler state diff 3 --sandbox", "reconciler state diff 12 15 --format markdown"],
+    [
+        "reconciler state diff 1 --sandbox --state-dir examples/.reconciler",
+        "reconciler state diff 1 2 --sandbox --state-dir examples/.reconciler --format markdown",
+    ],
 )
 FORGET_EPILOG = epilog(
     [(0, "the record was dropped"), (1, "no such record, or an error"), LOCKED],
-    ["reconciler state forget group finance-team site/"],
+    ["reconciler state forget group finance-team examples/ --sandbox"],
 )
 MV_EPILOG = epilog(
     [
@@ -61,7 +64,7 @@ MV_EPILOG = epilog(
         (1, "no such record, the new name is taken, or an error"),
         LOCKED,
     ],
-    ['reconciler state mv workspace Legal "Legal & Compliance" site/'],
+    ['reconciler state mv workspace Legal "Legal & Compliance" examples/ --sandbox'],
 )
 MIGRATE_EPILOG = epilog(
     [
@@ -70,10 +73,7 @@ MIGRATE_EPILOG = epilog(
         (3, "refused for safety: newer records at the destination (use --force to overwrite)"),
         LOCKED,
     ],
-    [
-        'reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"',
-        "reconciler state migrate site/ --to /srv/reconciler-records",
-    ],
+    ["reconciler state migrate examples/ --sandbox --to records-copy/"],
 )
 
 
@@ -85,15 +85,13 @@ def _target(opts: SiteOptions, paths: tuple[str, ...]) -> Target:
 
 
 @cli.group(
-    epilog="\b\nExamples:\n  reconciler state show site/\n"
-    '  reconciler state migrate site/ --to "postgresql://ci@db.internal/reconciler"\n'
+    epilog="\b\nExamples:\n  reconciler state show examples/ --sandbox\n"
+    "  reconciler state history examples/ --sandbox\n"
 )
 def state() -> None:
     """Show, correct or move the tool's records of a site (never changes the site).
 
-    The site cannot report user groups or their members, root_access or whether an override
-    is on, so the tool records what it created, adopted and applied. Every save keeps a
-    version: `state history` lists them.
+    Details: docs/commands.md.
     """
 
 
@@ -124,13 +122,9 @@ def show(paths: tuple[str, ...], site_opts: SiteOptions, version: int | None) ->
 @records_options
 @format_option(RECORDS_DIFF_FORMATS)
 def diff(versions: tuple[int, ...], site_opts: SiteOptions, fmt: str) -> int:
-    """Show what changed in the records between two saved versions (for auditors).
+    """Show what changed in the records from VERSION to the newest (or a second VERSION).
 
-    VERSION [VERSION]: from the first to the second, or to the newest when only one is
-    given (numbers as `state history` lists them). Each line names the workspace, group,
-    user or reference that changed, and the field, before and after. The records are found
-    with --state (or --state-dir, RECONCILER_STATE, else .reconciler/ here); the site with
-    --site (or RECONCILER_SITE_URL), or --sandbox.
+    Details: docs/commands.md.
     """
     if not 1 <= len(versions) <= 2:
         raise click.UsageError("Give one version (compared with the newest) or two.")
@@ -173,9 +167,8 @@ def history(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
 def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     """Drop the record of one workspace, group or user (the site is not changed).
 
-    Use it when a record is wrong: a group that an interrupted apply may have created on a
-    site that does not list groups, which you checked does not exist; or an object missing
-    on the site that should not be created again.
+    NAME is compared as the site compares names (case and width aside). Details:
+    docs/commands.md.
     """
     target = _target(site_opts, paths)
     with records_at(site_opts, target) as store:
@@ -194,11 +187,8 @@ def forget(kind: str, name: str, paths: tuple[str, ...], site_opts: SiteOptions)
 def mv(kind: str, old: str, new: str, paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     """Move the record of a workspace, group or user to a new name (the site is not changed).
 
-    For a rename the manifest's `previously:` could not carry out (the new name has a record
-    of its own, which you checked is wrong: forget it first). The site's object keeps its name
-    -- the API cannot rename: write `previously: [OLD]` on NEW in the manifest, and the tool
-    manages it by ID under NEW. Taken under the lock, saved as one version (`state history`
-    lists it).
+    OLD and NEW are compared as the site compares names (case and width aside): NEW may
+    respell OLD, but never name another record. Details: docs/commands.md.
     """
     target = _target(site_opts, paths)
     with records_at(site_opts, target) as store:
@@ -216,21 +206,17 @@ def mv(kind: str, old: str, new: str, paths: tuple[str, ...], site_opts: SiteOpt
     "destination",
     required=True,
     metavar="LOCATION",
-    help="Where to copy the records: a postgresql:// URL or a directory.",
+    help="Copy to: postgresql:// URL or directory.",
 )
 @click.option(
     "--force",
     is_flag=True,
-    help="Overwrite records at the destination even when they are newer.",
+    help="Overwrite newer records there.",
 )
 def migrate(paths: tuple[str, ...], site_opts: SiteOptions, destination: str, force: bool) -> int:
     """Copy the site's records, every version and the plan key, to another location.
 
-    The source is where the records are now (--state and the usual defaults). Use it to move
-    a team's records from .reconciler/ to PostgreSQL, or back. It refuses to overwrite newer
-    records at the destination unless --force, and then lists every version it discarded.
-    The source is marked as moved (commands still using it say where the records went).
-    Then point every runner at the destination.
+    Details: docs/commands.md.
     """
     target = _target(site_opts, paths)
     to = parse_location(destination, base_dir=Path.cwd())

@@ -8,8 +8,9 @@ sandbox's ASGI app mounted in-process with its SQLite database in ``.reconciler/
 The records: ``--state``, else ``--state-dir``, else ``RECONCILER_STATE``, else ``state`` in
 ``reconciler.toml`` (settled into ``opts.state`` by ``cli.options``), else the manifest's
 ``site.state``, else ``.reconciler/`` beside the manifest (in the working directory when none
-is given). Never the location a saved plan names: a plan file is untrusted input, and one that
-chose its records could choose records whose key its author holds. ``apply plan.json`` is told
+is given) -- except in CI, where that last fallback is refused (``check_records_chosen``).
+Never the location a saved plan names: a plan file is untrusted input, and one that chose its
+records could choose records whose key its author holds. ``apply plan.json`` is told
 where the records are like every other command (``apply plan.json site/``, or
 ``--state``/``RECONCILER_STATE``); a plan made against other records is refused before
 anything is opened (``check_plan_location``).
@@ -86,6 +87,7 @@ def locate(
     """The site and the records a command means, by the precedence in the module doc."""
     home = manifest_home(manifest_paths)
     cwd = Path.cwd()
+    check_records_chosen(opts, manifest_state)
     if opts.state:
         state = parse_location(opts.state, base_dir=cwd)
     elif opts.state_dir is not None:
@@ -103,6 +105,32 @@ def locate(
     declared = plan.site if plan else manifest_site_url
     given = opts.site or environment.read(os.environ, SITE_URL) or declared
     return Target(check_site_url(given) if given else None, state, home, declared)
+
+
+def check_records_chosen(opts: SiteOptions, manifest_state: str | None) -> None:
+    """In CI, refuse (exit 1) to fall back to local records nobody chose: on a fresh runner
+    they start empty, and a plan would create everything again (issue 31). A set but empty
+    ``RECONCILER_STATE`` is a secret missing from the CI's settings: refused too. The
+    embedded sandbox (``--sandbox``) is a choice of local records: it lives in them."""
+    if not environment.in_ci(os.environ):
+        return
+    value = os.environ.get(STATE_VARIABLE)
+    explicit = opts.state or opts.state_dir is not None or manifest_state or opts.sandbox
+    if value is not None and not value.strip():
+        problem = f"{STATE_VARIABLE} is set but empty"
+    elif value is None and not explicit:
+        problem = f"{STATE_VARIABLE} is not set and nothing else says where the records are"
+    else:
+        return
+    raise ConfigError(
+        f"{problem}, and {environment.CI} is set: the tool would keep its records in "
+        ".reconciler/ on this runner, which starts empty, so a plan would create everything "
+        "again.",
+        hint=f"Set {STATE_VARIABLE} to the records every runner shares (a postgresql:// URL, "
+        "or a directory on a shared disk), or --state, site.state in the manifest or state in "
+        "reconciler.toml. To keep local records on purpose, say so: --state-dir DIR (or "
+        f"{STATE_VARIABLE}=DIR).",
+    )
 
 
 def check_plan_location(plan: PlanFile, state: StateLocation) -> None:

@@ -14,33 +14,19 @@ from reconciler.manifest import load_manifest
 from reconciler.manifest.schema import site_schema
 from reconciler.render.validation import VALIDATION_FORMATS, Validation
 
-HELP = """Check a site manifest and report every problem at once.
+HELP = """Check a site manifest offline and report every problem at once.
 
 \b
-PATH is a manifest file, or a directory: its *.yaml and *.yml files, in
-any case (beta.YAML too), are read in sorted name order and merged; its
-subdirectories are not. A hidden YAML file (an editor's backup such
-as .#site.yaml) is skipped with a warning that names it; a broken link or
-an unreadable file is an error, never skipped. Several PATHs are merged the
-same way: the users, workspaces, groups and teams lists are joined, while
-version, site, defaults and policy may each be written in only one file.
-
-A reconciler.toml beside the manifest is checked too (its keys and values).
-
-Nothing is sent to the site. Whether each user reference names a real user
-is checked later, against the site's users, when a plan is made.
-
-\b
-Each problem is printed as FILE:LINE:COLUMN: error|warning: MESSAGE
-(at PATH IN THE DOCUMENT) — WHAT TO DO, followed by a one-line summary.
-
+PATH is a file, or a directory whose *.yaml and *.yml files are read in
+sorted order and merged (not its subdirectories); a reconciler.toml beside
+it is checked too. Details: docs/commands.md.
 """
 EPILOG = epilog(
     [
         (0, "the manifest is valid (warnings allowed)"),
         (1, "the manifest is invalid, or a PATH cannot be read"),
     ],
-    ["reconciler validate examples/", "reconciler validate site/ --format json"],
+    ["reconciler validate examples/", "reconciler validate examples/site.yaml --format json"],
 )
 SCHEMA_EPILOG = epilog(
     [(0, "the schema was printed")],

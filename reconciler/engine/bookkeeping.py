@@ -25,6 +25,7 @@ from reconciler.engine.records import (
     reduce,
 )
 from reconciler.engine.scope import declared_digests, digest_of, key
+from reconciler.identity import username_key
 from reconciler.model import DesiredSite
 
 
@@ -64,11 +65,11 @@ def declared_events(
 def user_reference_renames(desired: DesiredSite, records: Records) -> list[Event]:
     """Recorded usernames the manifest now writes in another case: renamed, not retired."""
     declared = {user.username for user in desired.users}
-    by_fold = {name.casefold(): name for name in records.users if name not in declared}
+    by_fold = {username_key(name): name for name in records.users if name not in declared}
     return [
-        UserReferenceRenamed(by_fold[user.username.casefold()], user.username)
+        UserReferenceRenamed(by_fold[username_key(user.username)], user.username)
         for user in desired.users
-        if user.username not in records.users and user.username.casefold() in by_fold
+        if user.username not in records.users and username_key(user.username) in by_fold
     ]
 
 

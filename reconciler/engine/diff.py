@@ -7,8 +7,10 @@ neither are reported as unobservable rather than guessed. It knows nothing of HT
 options such as ``--replace`` or of policy: turning differences into actions is ``planner``'s
 job, turning them into a report is ``drift``'s.
 
-Objects are matched to records by ID wherever the site reports one: a managed object whose
-observed name differs from the recorded one was *renamed on the site* and is never deleted
+Names are compared as the site compares them (``reconciler.identity``): ``legal`` in the
+manifest is the site's ``Legal`` and the record of ``LEGAL``. Objects are matched to records
+by ID wherever the site reports one: a managed object whose observed name differs from the
+recorded one was *renamed on the site* and is never deleted
 or replaced; a managed object the site no longer has stays recorded and is reported *missing
 on the site* (records are dropped only when the tool deleted the object or a person ran
 ``state forget``).
@@ -30,6 +32,15 @@ from reconciler.engine.records import (
     Records,
 )
 from reconciler.engine.users import Resolution
+from reconciler.identity import (
+    NameSet,
+    NameTable,
+    group_key,
+    path_key,
+    same_name,
+    username_key,
+    workspace_key,
+)
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
@@ -153,9 +164,13 @@ def compare(
 
 def _unmanaged(desired: DesiredSite, live: LiveSite, records: Records) -> tuple[Unmanaged, ...]:
     """Live objects neither declared nor recorded as managed (by name or, renamed, by ID)."""
-    declared_ws = {ws.name for ws in desired.workspaces} | set(records.managed_workspaces())
+    declared_ws = NameSet(
+        "workspace", [*(ws.name for ws in desired.workspaces), *records.managed_workspaces()]
+    )
     managed_ws_ids = {rec.id for rec in records.managed_workspaces().values()}
-    declared_groups = {g.name for g in desired.groups} | set(records.managed_groups())
+    declared_groups = NameSet(
+        "group", [*(g.name for g in desired.groups), *records.managed_groups()]
+    )
     managed_group_ids = {rec.id for rec in records.managed_groups().values()}
     found = [
         Unmanaged("workspace", ws.name, ws.id)
@@ -183,23 +198,24 @@ def _compare_workspaces(
     by_path: dict[str, LiveWorkspace] = {}
     by_id = {ws.id: ws for ws in live.workspaces}
     for ws in live.workspaces:
-        by_name[ws.name].append(ws)
-        by_path.setdefault(ws.path, ws)
+        by_name[workspace_key(ws.name)].append(ws)
+        by_path.setdefault(path_key(ws.path), ws)
+    recorded = NameTable("workspace", records.workspaces)
     diffs: list[WorkspaceDiff] = []
     for want in desired.workspaces:
-        record = records.workspaces.get(want.name)
+        record = recorded.get(want.name)
         users = resolution.ids_of(want.users)
         ours = by_id.get(record.id) if record is not None and record.managed else None
-        if ours is not None and ours.name != want.name:
-            if ours.name in want.previously:  # the site keeps the old name: the API cannot rename
+        if ours is not None and not same_name("workspace", ours.name, want.name):
+            if ours.name in NameSet("workspace", want.previously):  # the API cannot rename
                 diffs.append(_present_workspace(want, ours, record, users))
             else:
                 diffs.append(WorkspaceDiff(want.name, "renamed", want, ours, record, users))
             continue
-        candidates = by_name.get(want.name, [])
+        candidates = by_name.get(workspace_key(want.name), [])
         match = _pick(candidates, record, want.name, conflicts)
         if match is None:
-            clash = by_path.get(workspace_path(want.name))
+            clash = by_path.get(path_key(workspace_path(want.name)))
             if clash is not None and not candidates:
                 conflicts.append(
                     f'Workspace "{want.name}" cannot be created: the site\'s workspace '
@@ -214,7 +230,7 @@ def _compare_workspaces(
         if record is not None and record.id != match.id:
             record = None  # replaced by hand: what was recorded belongs to another workspace
         diffs.append(_present_workspace(want, match, record, users))
-    declared = {ws.name for ws in desired.workspaces}
+    declared = NameSet("workspace", (ws.name for ws in desired.workspaces))
     for name, record in sorted(records.managed_workspaces().items()):
         if name in declared:
             continue
@@ -222,7 +238,8 @@ def _compare_workspaces(
         if found is None:
             diffs.append(WorkspaceDiff(name, "vanished", None, None, record, gone_id=record.id))
         else:
-            status: Literal["extra", "renamed"] = "extra" if found.name == name else "renamed"
+            same = same_name("workspace", found.name, name)
+            status: Literal["extra", "renamed"] = "extra" if same else "renamed"
             diffs.append(WorkspaceDiff(name, status, None, found, record))
     return diffs
 
@@ -352,12 +369,13 @@ def _compare_groups(
 ) -> list[GroupDiff]:
     live_by_name: dict[str, list[LiveGroup]] = defaultdict(list)
     for group in live.groups:
-        live_by_name[group.name].append(group)
+        live_by_name[group_key(group.name)].append(group)
     by_id = {group.id: group for group in live.groups}
+    recorded = NameTable("group", records.groups)
     diffs: list[GroupDiff] = []
     for want in desired.groups:
         members = resolution.ids_of(want.members)
-        record = records.groups.get(want.name)
+        record = recorded.get(want.name)
         if record is not None and record.uncertain and record.id is None:
             diffs.append(GroupDiff(want.name, "uncertain", want, None, record, members))
             continue
@@ -365,8 +383,9 @@ def _compare_groups(
         recorded_id = record.id if record is not None else None
         if record is not None and recorded_id is not None:
             listed = by_id.get(recorded_id)
-            if listed is not None and listed.name != want.name and record.managed:
-                if listed.name in want.previously:  # the site keeps the old name
+            renamed = listed is not None and not same_name("group", listed.name, want.name)
+            if listed is not None and renamed and record.managed:
+                if listed.name in NameSet("group", want.previously):  # the site keeps the old name
                     diffs.append(_present_group(want, recorded_id, record, members))
                 else:
                     diffs.append(_renamed_group(want.name, want, record, listed, members))
@@ -376,7 +395,7 @@ def _compare_groups(
             else:
                 diffs.append(_present_group(want, recorded_id, record, members))
                 continue
-        found = live_by_name.get(want.name, [])
+        found = live_by_name.get(group_key(want.name), [])
         if len(found) > 1:
             ids = ", ".join(str(g.id) for g in found)
             conflicts.append(
@@ -389,12 +408,12 @@ def _compare_groups(
             diffs.append(
                 GroupDiff(want.name, "missing", want, None, None, members, members, gone_id=gone_id)
             )
-    declared = {g.name for g in desired.groups}
+    declared = NameSet("group", (g.name for g in desired.groups))
     for name, record in sorted(records.managed_groups().items()):
         if name in declared or record.id is None:
             continue
         listed = by_id.get(record.id)
-        if listed is not None and listed.name != name:
+        if listed is not None and not same_name("group", listed.name, name):
             diffs.append(_renamed_group(name, None, record, listed, frozenset()))
         elif live.groups_listed and listed is None:
             diffs.append(GroupDiff(name, "vanished", None, None, record, gone_id=record.id))
@@ -440,15 +459,15 @@ def _present_group(
 
 
 def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> list[UserDiff]:
-    by_name = {user.username.casefold(): user for user in live.users if user.username}
+    by_name = {username_key(user.username): user for user in live.users if user.username}
     by_id = {user.id: user for user in live.users}
     diffs: list[UserDiff] = []
-    recorded = {name.casefold(): record for name, record in records.users.items()}
+    recorded = NameTable("user", records.users)
     for want in desired.users:
-        record = records.users.get(want.username) or recorded.get(want.username.casefold())
-        found = by_name.get(want.username.casefold())
+        record = recorded.get(want.username)
+        found = by_name.get(username_key(want.username))
         ours = by_id.get(record.id) if record is not None and record.managed else None
-        if found is None and ours is not None and ours.username in want.previously:
+        if found is None and ours is not None and ours.username in NameSet("user", want.previously):
             differences = _user_differences(want, ours)  # the site keeps the old username
             diffs.append(UserDiff(want.username, "present", want, ours, record, differences))
         elif found is None and ours is not None:
@@ -459,13 +478,13 @@ def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> li
         else:
             differences = _user_differences(want, found)
             diffs.append(UserDiff(want.username, "present", want, found, record, differences))
-    declared = {user.username.casefold() for user in desired.users}
+    declared = NameSet("user", (user.username for user in desired.users))
     for name, record in sorted(records.users.items()):
-        if not record.managed or name.casefold() in declared:
+        if not record.managed or name in declared:
             continue  # still declared (perhaps written in another case: the same user)
         found = by_id.get(record.id)
         status: Literal["extra", "vanished", "renamed"] = "extra" if found else "vanished"
-        if found is not None and found.username.casefold() != name.casefold():
+        if found is not None and not same_name("user", found.username, name):
             status = "renamed"
         gone = record.id if found is None else None
         diffs.append(UserDiff(name, status, None, found, record, gone_id=gone))
@@ -475,7 +494,7 @@ def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> li
 def _user_differences(want: DesiredUser, live: LiveUser) -> tuple[FieldDiff, ...]:
     """What the site shows otherwise than declared, for the facts the site reported."""
     found: list[FieldDiff] = []
-    if live.email and live.email.casefold() != want.email.casefold():
+    if live.email and username_key(live.email) != username_key(want.email):
         found.append(FieldDiff("email", live.email, want.email, "observed"))
     for field, wanted, seen in (
         ("first_name", want.first_name, live.first_name),

@@ -9,10 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.access.words import access_drift
 from reconciler.engine.plan import Change, Plan, value_text
 
-CATEGORIES = ("missing", "extra", "changed", "needs_replacement", "unmanaged", "unobservable")
-DRIFT_CATEGORIES = CATEGORIES[:4]  # the ones that mean "out of sync"
+CATEGORIES = (
+    "missing",
+    "extra",
+    "changed",
+    "needs_replacement",
+    "records",
+    "unmanaged",
+    "unobservable",
+)
+DRIFT_CATEGORIES = CATEGORIES[:5]  # the ones that mean "out of sync"
+"""``records``: the site matches, but the tool's records do not yet (a ``previously`` move,
+an object gone from the site and the manifest): out of sync until an apply saves them."""
 
 
 def _item(
@@ -54,6 +65,9 @@ def drift_report(plan: Plan) -> dict[str, Any]:
     for change in plan.changes:
         category, detail = _categorise(change)
         report[category].append(_item(change.kind, change.name, detail, differences(change)))
+    report["records"] += [
+        _item(change.kind, change.name, change.detail()) for change in plan.changed_records
+    ]
     for kept in plan.kept:
         category = "extra" if kept.on_site else "missing"
         report[category].append(_item(kept.kind, kept.name, kept.reason))
@@ -61,6 +75,7 @@ def drift_report(plan: Plan) -> dict[str, Any]:
         _item(u.kind, u.name, f"id {u.id}; never managed by the manifest") for u in plan.unmanaged
     ]
     report["unobservable"] += [_item("fact", "", sentence) for sentence in plan.unobservable]
+    report["access"] = access_drift(plan.access)
     report["in_sync"] = not any(report[category] for category in DRIFT_CATEGORIES)
     return report
 

@@ -7,7 +7,8 @@ A nightly drift job that posts the whole report every night is muted within a we
 records keep the last report sent (``Records.last_drift``: a digest of each item), and the
 next report sends only the items not in it -- and says how many of the last report's items
 are gone (resolved). An item is its category, kind, name and detail: a workspace whose
-extra members change is news again.
+extra members change is news again; a name spelt otherwise (``Legal``, ``legal``) is the same
+object as the site compares names, so not news (``reconciler.identity``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from reconciler.engine.drift import DRIFT_CATEGORIES, drift_report
 from reconciler.engine.plan import PlanOptions
 from reconciler.engine.records import DriftReported, DriftSeen, reduce
 from reconciler.engine.workflow import Manifest, Site, make_plan
+from reconciler.identity import KEYS, name_key
 from reconciler.state.backend import LockHeld
 
 NEWS_CATEGORIES = (*DRIFT_CATEGORIES, "unmanaged")
@@ -30,8 +32,11 @@ cannot report (unobservable) is the same every night."""
 
 
 def item_key(category: str, item: dict[str, Any]) -> str:
-    """A short, stable digest of one report item."""
-    text = "\x1f".join((category, str(item["kind"]), str(item["name"]), str(item["detail"])))
+    """A short, stable digest of one report item, its name by its identity."""
+    kind, name = str(item["kind"]), str(item["name"])
+    if kind in KEYS:
+        name = name_key(kind, name)
+    text = "\x1f".join((category, kind, name, str(item["detail"])))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
 from reconciler.engine.records import Records
+from reconciler.identity import NameSet, NameTable, group_key, workspace_key
 from reconciler.manifest.names import (
     email_problem,
     group_name_problem,
@@ -85,7 +86,7 @@ def export_site(live: LiveSite, records: Records, site: str, *, users: bool = Fa
     """The manifest of ``live``: workspaces, discoverable groups and, if asked, users."""
     result = Export(site)
     directory = {user.id: user for user in live.users}
-    names = Counter(ws.name.casefold() for ws in live.workspaces)
+    names = Counter(workspace_key(ws.name) for ws in live.workspaces)
     paths = Counter(ws.path for ws in live.workspaces)
     for ws in sorted(live.workspaces, key=lambda w: (w.name.casefold(), w.id)):
         problem = _workspace_problem(ws, names, paths)
@@ -106,7 +107,7 @@ def _workspace_problem(ws: LiveWorkspace, names: Counter[str], paths: Counter[st
     problem = workspace_name_problem(ws.name)
     if problem is not None:
         return f"its name {problem}"
-    if names[ws.name.casefold()] > 1:
+    if names[workspace_key(ws.name)] > 1:
         return "another workspace has the same name"
     if paths[ws.path] > 1:
         return f"another workspace has the same path {ws.path}"
@@ -131,7 +132,7 @@ def _user_names(
 def _workspace(
     ws: LiveWorkspace, records: Records, directory: dict[int, LiveUser], problems: list[str]
 ) -> ExportedWorkspace:
-    record = records.workspaces.get(ws.name)
+    record = NameTable("workspace", records.workspaces).get(ws.name)
     record = record if record is not None and record.id == ws.id else None
     if record is not None and record.root_access is not None:
         root = Noted(record.root_access.value, "recorded by site-reconciler")
@@ -157,11 +158,11 @@ def _groups(
     live: LiveSite, records: Records, directory: dict[int, LiveUser], result: Export
 ) -> None:
     found: dict[str, int] = {}
-    seen: Counter[str] = Counter(group.name for group in live.groups)
+    seen: Counter[str] = Counter(group_key(group.name) for group in live.groups)
     for group in live.groups:
         problem = group_name_problem(group.name)
         problem = f"its name {problem}" if problem else None
-        if seen[group.name] > 1:
+        if seen[group_key(group.name)] > 1:
             problem = "another group has the same name"
         if problem is not None:
             result.skipped.append(Skipped("group", group.name, group.id, problem))
@@ -170,13 +171,15 @@ def _groups(
             )
             continue
         found[group.name] = group.id
+    listed = NameSet("group", found)
     for name, recorded in records.groups.items():
-        if recorded.id is not None and name not in found and not live.groups_listed:
+        if recorded.id is not None and name not in listed and not live.groups_listed:
             found[name] = recorded.id
     if not live.groups_listed and not found:
         result.groups_note = "this site does not list user groups"
+    recorded_groups = NameTable("group", records.groups)
     for name in sorted(found, key=str.casefold):
-        record = records.groups.get(name)
+        record = recorded_groups.get(name)
         if record is not None and record.id == found[name]:
             members = _user_names(record.members, directory, result.problems, f'group "{name}"')
             note = (

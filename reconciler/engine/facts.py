@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reconciler.engine.records import Records
+from reconciler.identity import NameTable, group_key, workspace_key
 from reconciler.model import LiveSite
 
 
@@ -27,11 +28,12 @@ def fingerprints(
     groups: Iterable[str],
     users: Iterable[int],
 ) -> dict[str, Any]:
-    """The facts of the named objects, as JSON-able data (``None`` = the object is absent)."""
+    """The facts of the named objects, as JSON-able data (``None`` = the object is absent);
+    names are compared as the site compares them (``reconciler.identity``)."""
     live_ws: dict[str, list[dict[str, Any]]] = {}
     for ws in live.workspaces:
         details = ws.details_observed  # members read some other way are partial: not compared
-        live_ws.setdefault(ws.name, []).append(
+        live_ws.setdefault(workspace_key(ws.name), []).append(
             {
                 "id": ws.id,
                 "users": _sorted_or_none(ws.users) if details else None,
@@ -41,11 +43,13 @@ def fingerprints(
         )
     live_groups: dict[str, list[int]] = {}
     for group in live.groups:
-        live_groups.setdefault(group.name, []).append(group.id)
+        live_groups.setdefault(group_key(group.name), []).append(group.id)
     user_names = {user.id: user.username for user in live.users}
     return {
         "workspaces": {
-            name: sorted(live_ws[name], key=lambda item: item["id"]) if name in live_ws else None
+            name: sorted(found, key=lambda item: item["id"])
+            if (found := live_ws.get(workspace_key(name)))
+            else None
             for name in sorted(set(workspaces))
         },
         "groups": {name: _group_fact(name, live_groups, records) for name in sorted(set(groups))},
@@ -54,9 +58,9 @@ def fingerprints(
 
 
 def _group_fact(name: str, live_groups: dict[str, list[int]], records: Records) -> Any:
-    record = records.groups.get(name)
+    record = NameTable("group", records.groups).get(name)
     return {
-        "ids_on_site": sorted(live_groups.get(name, [])),
+        "ids_on_site": sorted(live_groups.get(group_key(name), [])),
         "recorded_id": record.id if record else None,
         "recorded_members": sorted(record.members) if record else None,
     }

@@ -8,13 +8,15 @@ is planned again (``pending.settle``).
 
 Each entry names the records version it builds on (``base``). An entry older than the newest
 saved version was folded in by that save already (a crash between the save and the journal's
-removal) and is skipped, so a journal is never folded twice.
+removal) and is skipped, so a journal is never folded twice. Each also names the plan it
+carries out (``plan``: its checksum), so a plan cut short can say how many actions ran.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reconciler.engine.actions import (
@@ -25,7 +27,7 @@ from reconciler.engine.actions import (
     WriteAction,
     action_from_data,
 )
-from reconciler.engine.records import Event
+from reconciler.engine.records import Event, PlanProgress
 from reconciler.state.backend import Lease, RecordStore
 
 Entry = Literal["intent", "done", "failed", "unknown"]
@@ -38,9 +40,12 @@ class Journal:
     store: RecordStore
     lease: Lease
     base: int  # the records version this apply's writes build on
+    plan: str | None = None  # the checksum of the plan this apply carries out
 
     def write(self, event: Entry, action: WriteAction, **details: Any) -> None:
         entry = {"event": event, "base": self.base, "action": action.to_data(), **details}
+        if self.plan is not None:
+            entry["plan"] = self.plan
         self.store.journal_append(self.lease, entry)
 
 
@@ -51,6 +56,7 @@ class Recovered:
     events: list[Event]
     writes: int  # entries folded in
     problems: list[str]  # entries that could not be read, in plain words
+    progress: list[Event] = field(default_factory=list)  # how far each plan named got
 
 
 def recover(entries: Iterable[dict[str, Any]], version: int) -> Recovered:
@@ -58,9 +64,11 @@ def recover(entries: Iterable[dict[str, Any]], version: int) -> Recovered:
 
     Every "done" entry is folded in, in order (one write can be done in parts: a part the
     site showed as applied, then the rest sent again under the same ID); a write whose last
-    entry is an intent or "unknown" becomes pending.
+    entry is an intent or "unknown" becomes pending; each plan named is told how many of its
+    actions were done.
     """
     events: list[Event] = []
+    plans: dict[str, str] = {}  # action ID -> the plan its entries name
     last: dict[str, tuple[str, WriteAction]] = {}
     until: dict[str, float] = {}
     problems: list[str] = []
@@ -82,6 +90,8 @@ def recover(entries: Iterable[dict[str, Any]], version: int) -> Recovered:
             )
             continue
         last[action.id] = (event, action)
+        if isinstance(plan := entry.get("plan"), str):
+            plans[action.id] = plan
         lands_by = entry.get("until")
         if isinstance(lands_by, int | float) and not isinstance(lands_by, bool):
             until[action.id] = max(float(lands_by), until.get(action.id, 0.0))
@@ -90,4 +100,16 @@ def recover(entries: Iterable[dict[str, Any]], version: int) -> Recovered:
         for event, action in last.values()
         if event in ("intent", "unknown")
     ]
-    return Recovered(events, writes, problems)
+    return Recovered(events, writes, problems, _progress(plans, last))
+
+
+def _progress(plans: dict[str, str], last: dict[str, tuple[str, WriteAction]]) -> list[Event]:
+    """For each plan the entries name: how many of its actions were done, and how many were
+    sent with no answer (pending), so a plan cut short can say how far it got."""
+    done: Counter[str] = Counter()
+    unknown: Counter[str] = Counter()
+    for action_id, plan in plans.items():
+        event = last[action_id][0]
+        done[plan] += event == "done"
+        unknown[plan] += event in ("intent", "unknown")
+    return [PlanProgress(plan, done[plan], unknown[plan]) for plan in sorted(set(plans.values()))]

@@ -51,8 +51,9 @@ def read(store: RecordStore) -> Reading:
     if records.moved_to:
         say(moved_notice(store, records.moved_to))
     if recovered.events:
-        records = reduce(records, recovered.events)
         learnt.insert(0, f"folded {recovered.writes} write(s) of an interrupted apply")
+    if recovered.events or recovered.progress:
+        records = reduce(records, [*recovered.events, *recovered.progress])
     return Reading(
         records, snapshot.version, tuple(learnt), bool(entries), tuple(recovered.problems)
     )
@@ -82,10 +83,11 @@ class LockedRecords:
         self.records = records
         self.journal_pending = False
 
-    def journal(self) -> Journal:
-        """A journal for writes that build on the records as last saved."""
+    def journal(self, plan: str | None = None) -> Journal:
+        """A journal for writes that build on the records as last saved, carrying out the
+        plan whose checksum is ``plan``."""
         self.journal_pending = True
-        return Journal(self.store, self.lease, self.version)
+        return Journal(self.store, self.lease, self.version, plan)
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from reconciler.api.answers import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
+from reconciler.identity import NameSet
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
 from reconciler.spec import USER_LIST_PAGE_SIZE
 
@@ -74,7 +75,7 @@ class LiveReader:
         user the API key belongs to (the guard that never deletes the caller needs it).
         """
         self.progress.expect(2 + who_am_i)
-        wanted = None if detail_names is None else set(detail_names)
+        wanted = None if detail_names is None else NameSet("workspace", detail_names)
         (entries, details), (locations, notes, summaries), caller = await asyncio.gather(
             self._read_workspaces(wanted),
             self._read_users_and_groups(),
@@ -108,7 +109,6 @@ class LiveReader:
         detail_names: Collection[str],
         known_users: tuple[LiveUser, ...],
         *,
-        searches: Collection[str] = (),
         locations: bool = False,
         all_users: bool = False,
         who_am_i: bool = False,
@@ -117,8 +117,8 @@ class LiveReader:
 
         ``workspace_list`` always (every workspace's existence, ID and name), the details of
         ``detail_names`` only, ``users_location_access /`` only with ``locations``; the users
-        are ``known_users`` (resolved before) and what the site's search finds for each of
-        ``searches`` -- or every user with ``all_users``.
+        are ``known_users`` (resolved before), every user with ``all_users``, and the users
+        those reads named (``with_named_users``).
         """
         self.progress.expect(1 + locations + who_am_i)
         entries, (found, notes), caller = await asyncio.gather(
@@ -126,14 +126,15 @@ class LiveReader:
             self._read_locations() if locations else _no_locations(),
             self._read_caller() if who_am_i else _nothing(),
         )
-        wanted = set(detail_names)
+        wanted = NameSet("workspace", detail_names)
         details_for = [e for e in entries if e.name in wanted]
-        self.progress.expect(len(details_for) + (1 if all_users else len(searches)))
+        self.progress.expect(len(details_for) + all_users)
         details, users = await asyncio.gather(
             self._read_details(details_for),
-            self._counted(self.client.user_list()) if all_users else self._search(searches),
+            self._counted(self.client.user_list()) if all_users else _no_users(),
         )
-        live_users = known_users + tuple(live_user(s) for s in users)
+        searched = known_users + tuple(live_user(s) for s in users)
+        live_users = with_named_users(searched, found, (details or {}).values())
         if details is None:
             notes.append(
                 "This site refuses workspace_info: workspace members were read with user_info "
@@ -160,7 +161,7 @@ class LiveReader:
     async def with_details(self, live: LiveSite, names: Collection[str]) -> LiveSite:
         """``live`` with the details of the workspaces ``names`` the site has (a scoped plan
         widened to them): their members are then compared as a full plan compares them."""
-        wanted = set(names)
+        wanted = NameSet("workspace", names)
         entries = [
             WorkspaceEntry(ws.id, ws.name, ws.path)
             for ws in live.workspaces
@@ -171,12 +172,21 @@ class LiveReader:
         if not details:
             return live
         read = {ws.id: ws for ws in _workspaces(entries, details)}
-        return replace(live, workspaces=tuple(read.get(ws.id, ws) for ws in live.workspaces))
+        return replace(
+            live,
+            users=with_named_users(live.users, (), details.values()),
+            workspaces=tuple(read.get(ws.id, ws) for ws in live.workspaces),
+        )
 
     async def look_up(self, texts: Collection[str]) -> tuple[LiveUser, ...]:
         """Every user each of ``texts`` may name, read fresh from the site."""
         self.progress.expect(len(texts))
         return tuple(live_user(s) for s in await self._search(texts))
+
+    async def every_user(self) -> tuple[LiveUser, ...]:
+        """Every user of the site, from the whole user list (cheaper than many look-ups)."""
+        self.progress.expect(1)
+        return tuple(live_user(s) for s in await self._counted(self.client.user_list()))
 
     async def _look_up(self, text: str) -> list[UserSummary]:
         """Every user ``text`` may name: for digits, the user of that ID *and* whoever has
@@ -199,7 +209,7 @@ class LiveReader:
             return None
 
     async def _read_workspaces(
-        self, wanted: set[str] | None
+        self, wanted: NameSet | None
     ) -> tuple[list[WorkspaceEntry], dict[int, WorkspaceInfo] | None]:
         """``workspace_list``, then the details of the wanted workspaces: they need its IDs
         and nothing else, so they go out while ``users_location_access`` -- the slowest
@@ -265,6 +275,10 @@ async def _nothing() -> None:
     return None
 
 
+async def _no_users() -> list[UserSummary]:
+    return []
+
+
 async def _no_locations() -> tuple[list[LocationEntry], list[str]]:
     return [], []
 
@@ -280,6 +294,30 @@ def live_user(summary: UserSummary) -> LiveUser:
         summary.last_name,
         summary.active,
     )
+
+
+def with_named_users(
+    users: tuple[LiveUser, ...],
+    locations: Iterable[LocationEntry],
+    details: Iterable[WorkspaceInfo],
+) -> tuple[LiveUser, ...]:
+    """``users`` and every other user a read named: the users ``users_location_access``
+    listed and the members ``workspace_info`` listed, each with the username and e-mail it
+    gave. A scoped plan resolves references from them without a search (``engine/users.py``,
+    ``UserDirectory.names``); what these reads do not say (whether a member is an
+    administrator, or active) stays unknown. ``users`` win over a read's partial entry."""
+    named: dict[int, LiveUser] = {}
+    for loc in locations:
+        if not loc.is_group:
+            named[loc.id] = LiveUser(loc.id, loc.name, loc.email or "", admin=loc.admin)
+    for info in details:
+        for member in info.users:
+            if member.id not in named:
+                named[member.id] = LiveUser(
+                    member.id, member.username or "", member.email or "", admin=None
+                )
+    known = {user.id for user in users}
+    return users + tuple(user for user_id, user in named.items() if user_id not in known)
 
 
 def _workspaces(

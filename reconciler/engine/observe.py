@@ -15,12 +15,14 @@ from reconciler import __version__
 from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.live import LiveReader, Progress
-from reconciler.engine.pending import settle, wait_for_landing
-from reconciler.engine.plan import Plan, PlanContext, PlanOptions
+from reconciler.engine.pending import drop_dead_members, settle, wait_for_landing
+from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
+from reconciler.engine.record_changes import members_dropped, moved
 from reconciler.engine.records import Records, reduce
 from reconciler.engine.renames import (
+    move_notices,
     moved_events,
     record_moves,
     renamed_users,
@@ -37,8 +39,9 @@ from reconciler.engine.scope import (
 )
 from reconciler.engine.snapshot import desired_to_data
 from reconciler.engine.targets import Selection, narrowed, selected
-from reconciler.engine.users import Resolution, UserDirectory, lookups, resolve_references
+from reconciler.engine.users import Resolution, UserDirectory, resolve_references, unverified
 from reconciler.errors import ManifestError
+from reconciler.identity import NameSet, same_name
 from reconciler.model import DesiredSite, LiveSite, LiveUser
 from reconciler.state.backend import Holder, RecordStore
 
@@ -98,7 +101,8 @@ class Observation:
     """A fresh read of the site compared with the manifest and the (settled) records.
 
     ``desired`` is what was compared: the whole manifest, or its touched part (``scope``).
-    ``records`` are always all of them, with pending writes settled.
+    ``records`` are always all of them, with pending writes settled and ``record_changes``
+    (moves, dead members dropped) folded in: what an apply saves.
     """
 
     desired: DesiredSite
@@ -111,6 +115,7 @@ class Observation:
     learnt: tuple[str, ...] = ()
     notices: tuple[str, ...] = field(default=())
     read: ReadTimes = NOT_TIMED
+    record_changes: tuple[RecordChange, ...] = ()
 
 
 async def observe(
@@ -169,7 +174,8 @@ def compare_live(
     scope: Scope | None = None,
 ) -> Observation:
     """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
-    settled, learnt = settle(records, live)
+    alive, _ = drop_dead_members(records, live)  # said as record changes, not as notes
+    settled, learnt = settle(alive, live)
     compared = desired if scope is None else scoped_site(desired, scope)
     moves = [m for m in record_moves(desired, settled, live) if _in(scope, m.kind, m.new)]
     settled = reduce(settled, moved_events(moves))
@@ -189,9 +195,7 @@ def compare_live(
             comparison.users,
         )
     notices: tuple[str, ...] = (scope.describe(),) if scope is not None else ()
-    notices += tuple(move.notice() for move in moves) or still_called(
-        compared, live, settled, moves
-    )
+    notices += move_notices(moves) or still_called(compared, live, settled, moves)
     return Observation(
         compared,
         live,
@@ -203,6 +207,7 @@ def compare_live(
         tuple(learnt),
         notices,
         read,
+        (*members_dropped(records, alive), *moved(moves)),
     )
 
 
@@ -227,30 +232,34 @@ async def _observe_scoped(
     """Read the touched set, widen it by what the site shows changed behind the tool's back
     (managed workspaces and groups deleted or renamed by hand), read what the widening
     added, and resolve every reference fresh from the site, as a full plan would: never from
-    what the records remember of a user (an e-mail may have moved to another account)."""
+    what the records remember of a user (an e-mail may have moved to another account).
+
+    Fresh means read by this plan: a reference that a member of a workspace it read, or a
+    user ``users_location_access`` listed, names exactly is resolved from that; only the
+    others are looked up (``users.unverified``), so the calls grow with the change."""
     reader = LiveReader(site.client, site.progress)
-    declared_users = {u.username for u in desired.users}
+    declared_users = NameSet("user", (u.username for u in desired.users))
     deleting_users = any(name not in declared_users for name in scope.users)
     managed_groups = records.managed_groups()
     wall, cpu = time.perf_counter(), time.process_time()
-    texts = lookups(scoped_site(desired, scope))
-    all_users = deleting_users or len(texts) > MAX_SCOPED_LOOKUPS
     live = await reader.read_scoped(
         with_old_names(desired, scope.workspaces),
         (),
-        searches=() if all_users else texts,
         locations=bool(managed_groups) or bool(scope.groups),
-        all_users=all_users,
+        all_users=deleting_users,
         who_am_i=deleting_users,
     )
-    wide, looked = _widened(scope, live, records).within(), set(texts)
+    every_user = deleting_users  # the whole user list was read: nothing to look up
+    wide, looked = _widened(scope, live, records).within(), set[str]()
     for _ in range(3):  # each round may pull in objects whose references then need looking up
         added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
         if added:
             live = await reader.with_details(live, with_old_names(desired, added))
-        more = lookups(scoped_site(desired, wide)) - looked
-        if more and not all_users:
-            live = replace(live, users=live.users + await reader.look_up(more))
+        more = unverified(scoped_site(desired, wide), UserDirectory.of(live.users)) - looked
+        if more and not every_user:
+            every_user = len(more) > MAX_SCOPED_LOOKUPS
+            found = await (reader.every_user() if every_user else reader.look_up(more))
+            live = _with_users(live, found)
         looked |= more
         pulled = _moved_references(desired, wide, live, records).within()
         if pulled == wide:
@@ -258,6 +267,12 @@ async def _observe_scoped(
         wide = pulled
     read = ReadTimes.since(wall, cpu)
     return compare_live(desired, live, records, read=read, scope=wide)
+
+
+def _with_users(live: LiveSite, found: tuple[LiveUser, ...]) -> LiveSite:
+    """``live`` with the users a look-up found, in place of what another read said of them."""
+    ids = {user.id for user in found}
+    return replace(live, users=found + tuple(u for u in live.users if u.id not in ids))
 
 
 def _moved_references(
@@ -286,14 +301,14 @@ def _widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
     moved = [
         name
         for name, record in records.managed_workspaces().items()
-        if on_site.get(record.id) != name
+        if not same_name("workspace", on_site.get(record.id, ""), name)
     ]
     groups = {group.id: group.name for group in live.groups}
     gone = (
         [
             name
             for name, record in records.managed_groups().items()
-            if record.id is not None and groups.get(record.id) != name
+            if record.id is not None and not same_name("group", groups.get(record.id, ""), name)
         ]
         if live.groups_listed
         else []
@@ -302,18 +317,7 @@ def _widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
 
 
 def _with_notices(seen: Observation, *notices: str) -> Observation:
-    return Observation(
-        seen.desired,
-        seen.live,
-        seen.records,
-        seen.directory,
-        seen.resolution,
-        seen.comparison,
-        seen.scope,
-        seen.learnt,
-        (*seen.notices, *notices),
-        seen.read,
-    )
+    return replace(seen, notices=(*seen.notices, *notices))
 
 
 def _context(manifest: Manifest, site: Site, scope: Scope | None) -> PlanContext:
@@ -363,4 +367,5 @@ def plan_from(
         _context(manifest, site, seen.scope),
         (*seen.notices, *_no_records_notice(seen, site)),
         warnings,
+        seen.record_changes,
     )

@@ -1,10 +1,12 @@
 """The plan: a typed value object that every renderer, the plan file and ``apply`` read.
 
 A plan holds the ordered actions (one API call each, typed: ``reconciler.engine.actions``),
-the changes they make object by object, what is left alone and why, what apply would refuse
-(``guards``), the live facts the actions depend on (``expects``) and where it comes from
-(``context``, with the manifest it was made from). ``data`` is derived from it and is the plan
-file's content (``docs/plan-format.md``); ``Plan.from_data`` reads a file back.
+the changes they make object by object, the changes to the tool's records alone
+(``record_changes``: a ``previously`` move, the record of an object that is gone), what is
+left alone and why, what apply would refuse (``guards``), the live facts the actions depend on
+(``expects``) and where it comes from (``context``, with the manifest it was made from).
+``data`` is derived from it and is the plan file's content (``docs/plan-format.md``);
+``Plan.from_data`` reads a file back.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from reconciler import codec
+from reconciler.access.model import AccessChange
 from reconciler.engine.actions import WriteAction, action_from_data
 from reconciler.errors import RefusedForSafety
 
@@ -29,6 +32,7 @@ ChangeKind = Literal[
     "create", "update", "replace", "delete", "needs-replacement", "renamed", "differs"
 ]
 ObjectKind = Literal["workspace", "group", "user"]
+RecordAction = Literal["move", "forget", "drop-members"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +68,47 @@ codec.rename(Change, omit_defaults=True, added="members_added", removed="members
 
 
 @dataclass(frozen=True, slots=True)
+class RecordChange:
+    """A change to the tool's records alone: the site is not touched, no API call is made.
+
+    It is a change all the same: until an apply saves it, the records disagree with the
+    manifest and the site (a rename whose record did not move is deleted and created by the
+    next plan that drops ``previously``), so it counts for ``--detailed-exitcode`` and drift,
+    and a saved plan carries it. ``move``: the record of ``old_name`` becomes that of ``name``
+    (``previously``). ``forget``: the object left the manifest and is gone from the site.
+    ``drop-members``: recorded members whose users are gone from the site (``user_ids``).
+    """
+
+    kind: ObjectKind
+    name: str
+    action: RecordAction
+    id: int | None = None
+    old_name: str | None = None
+    user_ids: tuple[int, ...] = ()
+
+    def detail(self) -> str:
+        """What happens to the object's record, in words every report shares."""
+        if self.action == "move":
+            return f'move the record from "{self.old_name}" (previously:)'
+        if self.action == "forget":
+            return "forget the record (gone from the site and the manifest)"
+        users = ", ".join(f"#{user_id}" for user_id in self.user_ids)
+        return f"drop users {users} from the record (gone from the site)"
+
+    def describe(self) -> str:
+        ident = f" (id {self.id})" if self.id is not None else ""
+        return f'{self.kind} "{self.name}"{ident}: {self.detail()}'
+
+
+codec.rename(RecordChange, omit_defaults=True)
+
+
+@dataclass(frozen=True, slots=True)
 class Kept:
     """A managed object that left the manifest and stays, with the reason.
 
-    ``on_site`` is False for a record whose object is missing on the site: kept until a
-    person forgets it, never dropped silently.
+    ``on_site`` is False for a record whose object may be missing on the site but cannot be
+    proved gone (a user list read in part): kept, never dropped on a guess.
     """
 
     kind: ObjectKind
@@ -139,6 +179,12 @@ class Plan:
     notices: tuple[str, ...] = ()  # paragraphs shown first: what the plan could not judge
     guards: tuple[str, ...] = ()  # why apply would refuse it (empty: it would not)
     expects: Mapping[str, Any] = field(default_factory=dict)
+    # Who gains or loses access (``access/changes.py``); None: a plan file saved before plans
+    # carried it (its checksum is over the keys it had, so none is added when it is read).
+    access: tuple[AccessChange, ...] | None = None
+    # The records alone; the site is unchanged. None, as for ``access``: a plan file saved
+    # before plans carried them.
+    record_changes: tuple[RecordChange, ...] | None = None
 
     def __repr__(self) -> str:
         """Short: the generated one would render every action (megabytes on a large site),
@@ -151,7 +197,13 @@ class Plan:
 
     @property
     def has_changes(self) -> bool:
-        return bool(self.actions)
+        """API calls to make, or records to change: either needs an apply."""
+        return bool(self.actions or self.changed_records)
+
+    @property
+    def changed_records(self) -> tuple[RecordChange, ...]:
+        """The changes to the records alone (none in a plan file saved before plans had them)."""
+        return self.record_changes or ()
 
     def raise_if_unsafe(self, force: bool = False) -> None:
         """Refuse (exit 3) a plan that trips a guard, unless it was or is forced."""
@@ -165,13 +217,16 @@ class Plan:
     def summary(self) -> dict[str, int]:
         """Objects by what happens to them, and the calls apply will make."""
         actions = Counter(change.action for change in self.changes)
-        return {
+        counts = {
             "create": actions["create"] + actions["replace"],
             "change": actions["update"],
             "delete": sum(1 for a in self.actions if a.deletion() is not None),
             "needs_replacement": actions["needs-replacement"],
             "api_calls": len(self.actions),
         }
+        if self.record_changes is not None:  # not in a plan file saved before: its checksum
+            counts["records"] = len(self.record_changes)
+        return counts
 
     def calls_by_method(self) -> dict[str, int]:
         return dict(sorted(Counter(action.method for action in self.actions).items()))
@@ -187,7 +242,13 @@ class Plan:
             "summary": self.summary,
             "notices": list(self.notices),
             "changes": codec.to_data(self.changes, tuple[Change, ...]),
+            **({} if self.access is None else {"access": codec.to_data(self.access, _ACCESS)}),
             "actions": [action.to_data() for action in self.actions],
+            **(
+                {}
+                if self.record_changes is None
+                else {"record_changes": codec.to_data(self.record_changes, _RECORD_CHANGES)}
+            ),
             "kept": codec.to_data(self.kept, tuple[Kept, ...]),
             "unmanaged": codec.to_data(self.unmanaged, tuple[Unmanaged, ...]),
             "unobservable": list(self.unobservable),
@@ -231,7 +292,15 @@ class Plan:
             notices=tuple(str(s) for s in data.get("notices", ())),
             guards=tuple(str(p) for p in safety["problems"]),
             expects=dict(data["expects"]),
+            access=codec.from_data(data["access"], _ACCESS) if "access" in data else None,
+            record_changes=codec.from_data(data["record_changes"], _RECORD_CHANGES)
+            if "record_changes" in data
+            else None,
         )
+
+
+_ACCESS = tuple[AccessChange, ...]
+_RECORD_CHANGES = tuple[RecordChange, ...]
 
 
 def value_text(value: Any) -> str:

@@ -10,7 +10,9 @@ that ``apply`` accepts, so the key must be held only by those allowed to *propos
 * Without it, the key kept with the records (created on first use). The PostgreSQL backend
   refuses to use a stored key that roles other than the records' writers can read.
 
-Checking a plan never creates a key: a plan for records that have none is refused.
+Checking a plan never creates a key: a plan for records that have none is refused. In CI
+(``CI`` set), sealing or checking a plan needs ``RECONCILER_PLAN_KEY`` (``required_secret``):
+a secret missing from the CI's settings must not quietly fall back to the records' key.
 """
 
 from __future__ import annotations
@@ -19,24 +21,25 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 
+from reconciler.environment import CI, in_ci
 from reconciler.errors import ConfigError
 from reconciler.state.backend import RecordStore
 
 PLAN_KEY_VARIABLE = "RECONCILER_PLAN_KEY"
 MIN_SECRET_LENGTH = 32
+MAKE_ONE = (
+    "Make one with `python3 -c 'import secrets; print(secrets.token_urlsafe(32))'` (or "
+    "`openssl rand -base64 48`), keep it in the CI's secret store, and give it to the plan and "
+    "apply jobs only."
+)
 
 
 class PlanSecret:
     """``RECONCILER_PLAN_KEY``; never shown (``repr`` and ``str`` are masked)."""
 
     def __init__(self, text: str) -> None:
-        if len(text) < MIN_SECRET_LENGTH:
-            raise ConfigError(
-                f"{PLAN_KEY_VARIABLE} is {len(text)} characters long; a plan key needs at least "
-                f"{MIN_SECRET_LENGTH}.",
-                hint="Generate one (for example `openssl rand -base64 48`), keep it in the CI's "
-                "secret store, and give it to the plan and apply jobs only.",
-            )
+        if problem := weakness(text):
+            raise ConfigError(f"{PLAN_KEY_VARIABLE} {problem}.", hint=MAKE_ONE)
         self._text = text
 
     def __repr__(self) -> str:
@@ -53,6 +56,35 @@ class PlanSecret:
     def from_environment(cls, env: Mapping[str, str]) -> PlanSecret | None:
         text = env.get(PLAN_KEY_VARIABLE)
         return cls(text) if text else None
+
+
+def weakness(text: str) -> str | None:
+    """Why ``text`` cannot be a plan key (None: it can). Length alone let 32 spaces seal
+    plans (issue 32): a blank key, or one character repeated, is no secret at all."""
+    if not text.strip():
+        return "is blank" if not text else f"is only whitespace ({len(text)} characters)"
+    if len(set(text)) == 1:
+        return f"is one character repeated {len(text)} times"
+    if len(text) < MIN_SECRET_LENGTH:
+        return f"is {len(text)} characters long; a plan key needs at least {MIN_SECRET_LENGTH}"
+    return None
+
+
+def required_secret(env: Mapping[str, str]) -> PlanSecret | None:
+    """``RECONCILER_PLAN_KEY`` for a command that seals or checks a saved plan. In CI it
+    must be given: without it, plans would be sealed with the key kept in the records, which
+    every reader of the records holds."""
+    secret = PlanSecret.from_environment(env)
+    if secret is None and in_ci(env):
+        state = "empty" if PLAN_KEY_VARIABLE in env else "not set"
+        raise ConfigError(
+            f"{PLAN_KEY_VARIABLE} is {state}, and {CI} is set: in a pipeline, saved plans are "
+            f"sealed and checked with {PLAN_KEY_VARIABLE}, never with the key kept in the "
+            "records.",
+            hint=f"Give the plan and apply jobs {PLAN_KEY_VARIABLE} from the CI's secret "
+            f"store (at least {MIN_SECRET_LENGTH} characters). {MAKE_ONE}",
+        )
+    return secret
 
 
 def sealing_key(store: RecordStore, secret: PlanSecret | None, *, create: bool) -> bytes | None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.access.changes import plan_access
 from reconciler.engine.actions import (
     DELETES_ACCOUNT,
     DESTROYS_FILES,
@@ -43,7 +44,9 @@ from reconciler.engine.plan import (
     Plan,
     PlanContext,
     PlanOptions,
+    RecordChange,
 )
+from reconciler.engine.record_changes import forget_vanished
 from reconciler.engine.records import Records
 from reconciler.engine.renames import lookalike_warnings, rename_problems
 from reconciler.engine.safety import (
@@ -53,6 +56,7 @@ from reconciler.engine.safety import (
     vanished_files,
 )
 from reconciler.engine.users import UserDirectory, user_order
+from reconciler.identity import NameSet
 from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, Overrides, Policy
 
 MAX_NAMES_PER_WORKSPACE_ADD = 20
@@ -75,10 +79,12 @@ class _Builder:
     directory: UserDirectory
     options: PlanOptions
     policy: Policy
+    live: LiveSite | None = None  # what the site showed: is a vanished object's name free?
     actions: list[WriteAction] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     kept: list[Kept] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    forgotten: list[RecordChange] = field(default_factory=list)
 
     def add(self, action: WriteAction) -> str:
         """Add ``action``, after the creation of every user it names that this apply creates."""
@@ -130,7 +136,7 @@ class _Builder:
         """A managed user who left ``users:``: deleted only with ``policy.prune_users``."""
         if not self.policy.prune_users:
             reason = "left the manifest; kept because policy.prune_users is false"
-        elif pattern := protecting(self.policy.protect_users, username, live.username):
+        elif pattern := protecting("user", self.policy.protect_users, username, live.username):
             reason = f'left the manifest; kept because it matches policy.protect_users "{pattern}"'
         else:
             self.add(UserDelete(user_id=live.id, username=username))
@@ -267,8 +273,8 @@ class _Builder:
             FieldChange(f.field, _display(f.live), _display(f.desired), f.basis)
             for f in diff.replacement
         )
-        pattern = protecting(self.policy.protect, diff.name, diff.live.name)
-        if diff.name not in self.options.replace or pattern is not None:
+        pattern = protecting("workspace", self.policy.protect, diff.name, diff.live.name)
+        if diff.name not in NameSet("workspace", self.options.replace) or pattern is not None:
             hint = (
                 f'not planned: it matches policy.protect "{pattern}", and a protected '
                 "workspace is never deleted, so never replaced"
@@ -341,21 +347,17 @@ class _Builder:
                 self._vanished("group", group.name, group.gone_id)
 
     def _vanished(self, kind: ObjectKind, name: str, object_id: int | None) -> None:
-        self.kept.append(
-            Kept(
-                kind,
-                name,
-                f"recorded as managed (ID {object_id}) but missing on the site; nothing to "
-                f'delete. Run `reconciler state forget {kind} "{name}"` to drop the record',
-                on_site=False,
-            )
-        )
+        decided = forget_vanished(kind, name, object_id, self.live)
+        if isinstance(decided, Kept):
+            self.kept.append(decided)
+        else:
+            self.forgotten.append(decided)
 
     def _may_delete(self, kind: ObjectKind, name: str) -> bool:
         if not self.policy.prune:
             reason = "left the manifest; kept because policy.prune is false"
         else:
-            pattern = protecting(self.policy.protect, name)
+            pattern = protecting(kind, self.policy.protect, name)
             if pattern is None:
                 return True
             reason = f'left the manifest; kept because it matches policy.protect "{pattern}"'
@@ -415,10 +417,14 @@ def _unobservable_facts(diffs: Iterable[WorkspaceDiff], shown: int = 10) -> list
     return sentences
 
 
-def _notices(actions: list[WriteAction], records: Records, context: PlanContext) -> list[str]:
+def _notices(
+    actions: list[WriteAction],
+    records: Records,
+    context: PlanContext,
+    declared: frozenset[tuple[str, str]] | None,
+) -> list[str]:
     """Paragraphs the plan opens with: what it could not judge, and what may be a mistake."""
     notices = []
-    declared = manifest_objects(context)
     for file, objects in vanished_files(actions, records, context.manifest_files, declared).items():
         notices.append(
             f"The manifest file {file} declared {', '.join(objects)}, and it is no longer part "
@@ -438,9 +444,12 @@ def build_plan(
     context: PlanContext,
     notices: Iterable[str] = (),
     warnings: Iterable[str] = (),
+    record_changes: Iterable[RecordChange] = (),
 ) -> Plan:
-    """The plan that makes the site match the manifest, with what apply would refuse."""
-    builder = _Builder(directory, options, policy)
+    """The plan that makes the site match the manifest, with what apply would refuse.
+    ``record_changes``: what reading the site already changed in the records (moves, dead
+    members); the records of objects gone from the site and the manifest join them."""
+    builder = _Builder(directory, options, policy, live)
     builder.users(comparison.users)
     builder.groups(comparison.groups)
     builder.workspaces(comparison.workspaces)
@@ -449,6 +458,10 @@ def build_plan(
     touched = {obj for action in actions for obj in action.touches()}
     renaming = rename_problems(comparison, builder.changes)
     users = {u for action in actions for u in action.named_users() if isinstance(u, int)}
+    # What the whole manifest declares matters only to a plan that prunes (a vanished file's
+    # objects), and reading it back from the plan's copy costs a large manifest 65 ms.
+    prunes = any((d := a.deletion()) and d.reason == "prune" for a in actions)
+    declared = manifest_objects(context) if prunes else None
     return Plan(
         context=context,
         options=options,
@@ -463,7 +476,7 @@ def build_plan(
             *builder.warnings,
             *lookalike_warnings(comparison, builder.changes),
         ),
-        notices=(*notices, *_notices(actions, records, context)),
+        notices=(*notices, *_notices(actions, records, context, declared)),
         guards=tuple(
             guard_problems(
                 actions,
@@ -474,7 +487,7 @@ def build_plan(
                 assume_no_groups=options.assume_no_groups,
                 users=live.users,
                 caller_id=live.caller_id,
-                declared=manifest_objects(context),
+                declared=declared,
             )
         )
         + tuple(renaming),
@@ -485,4 +498,6 @@ def build_plan(
             {name for kind, name in touched if kind == "group"},
             users,
         ),
+        access=plan_access(actions, builder.changes, live, directory),
+        record_changes=(*record_changes, *builder.forgotten),
     )

@@ -100,6 +100,20 @@ class DriftSeen:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanRun:
+    """How far the apply of one plan got: ``done`` of its ``actions`` were carried out.
+
+    Counted from what ran (the apply's own outcomes, else the journal an interrupted apply
+    left), never guessed from what a fresh plan still wants: once some writes are done, the
+    rest of a plan need not look the same (a created user's ID replaces "known after
+    apply"), and a plan cut short must not be called finished (issue 31)."""
+
+    actions: int
+    done: int = 0
+    unknown: int = 0  # sent, outcome unknown: the next read of the site settles them
+
+
+@dataclass(frozen=True, slots=True)
 class Records:
     """Everything recorded for one site, keyed by object name as the manifest names them."""
 
@@ -125,6 +139,8 @@ class Records:
     moved_to: Mapping[str, str] | None = None
     # The last drift report sent or shown with --notify / --since-last.
     last_drift: DriftSeen | None = None
+    # How far the apply of each applied plan got, by checksum (those in applied_plans).
+    plan_runs: Mapping[str, PlanRun] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -151,6 +167,8 @@ class Records:
         for optional in ("moved_to", "last_drift", "pending_until"):
             if data[optional] is None:
                 del data[optional]
+        if not data["plan_runs"]:
+            del data["plan_runs"]
         return data
 
     @classmethod
@@ -194,14 +212,16 @@ class Tables:
         self.policy = records.policy
         self.moved_to = records.moved_to
         self.last_drift = records.last_drift
+        self.plan_runs = dict(records.plan_runs)
 
     def frozen(self) -> Records:
+        applied = tuple(self.applied_plans[-MAX_APPLIED_PLANS:])
         return Records(
             self.site,
             self.workspaces,
             self.groups,
             self.users,
-            tuple(self.applied_plans[-MAX_APPLIED_PLANS:]),
+            applied,
             tuple(self.pending),
             self.pending_until if self.pending else None,
             self.digests,
@@ -210,6 +230,7 @@ class Tables:
             self.policy,
             self.moved_to,
             self.last_drift,
+            {key: run for key, run in self.plan_runs.items() if key in applied},
         )
 
 
@@ -230,13 +251,34 @@ def reduce(records: Records, events: Iterable[Event]) -> Records:
 
 @dataclass(frozen=True, slots=True)
 class PlanApplied(Event):
-    """A saved plan is being applied: it can never be applied again, on any runner."""
+    """A saved plan is being applied: it can never be applied again, on any runner.
+    ``actions``: how many it has, so a second attempt can say how far the first got."""
 
     checksum: str
+    actions: int | None = None
 
     def fold(self, tables: Tables) -> None:
         if self.checksum not in tables.applied_plans:
             tables.applied_plans.append(self.checksum)
+            if self.actions is not None:
+                tables.plan_runs[self.checksum] = PlanRun(self.actions)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanProgress(Event):
+    """``done`` actions of the plan ``checksum`` were carried out and ``unknown`` more sent
+    with no answer (by its apply's own count, or by the journal it left when cut short)."""
+
+    checksum: str
+    done: int
+    unknown: int = 0
+
+    def fold(self, tables: Tables) -> None:
+        run = tables.plan_runs.get(self.checksum)
+        if run is not None:
+            done = min(run.actions, self.done)
+            unknown = min(run.actions - done, self.unknown)
+            tables.plan_runs[self.checksum] = replace(run, done=done, unknown=unknown)
 
 
 @dataclass(frozen=True, slots=True)

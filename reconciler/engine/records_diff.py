@@ -56,8 +56,21 @@ def records_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Reco
     for items in tree.values():
         for item in items:
             path = [str(part) for part in item.path(output_format="list")]
-            touched.setdefault(_place(path), None)
+            for place in _places(path, old, new):
+                touched.setdefault(place, None)
     return [_change(place, old, new) for place in sorted(touched)]
+
+
+def _places(
+    path: list[str], old: Mapping[str, Any], new: Mapping[str, Any]
+) -> list[tuple[str, ...]]:
+    """The places a difference is about. deepdiff reports a whole table as changed when much
+    of it changed (an empty table filled by a first apply): then each entry that differs."""
+    if len(path) == 1 and (path[0] in _OBJECTS or path[0] in _KEYED):
+        was, now = _get(old, (path[0],)) or {}, _get(new, (path[0],)) or {}
+        names = sorted(set(was) | set(now))
+        return [(path[0], name) for name in names if was.get(name) != now.get(name)]
+    return [_place(path)]
 
 
 def _place(path: list[str]) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from reconciler.engine.diff import Comparison, WorkspaceDiff
 from reconciler.engine.plan import Change
 from reconciler.engine.records import Event, Records, Tables
 from reconciler.engine.users import Resolution
+from reconciler.identity import NameSet, NameTable, name_key, same_name, username_key
 from reconciler.model import DesiredSite, LiveSite
 
 Kind = Literal["workspace", "group", "user"]
@@ -46,7 +47,8 @@ class RecordMoved(Event):
         table: dict[str, Any] = getattr(tables, f"{self.kind}s")
         record = table.get(self.old)
         if record is None or self.new in table:
-            return
+            return  # never onto another record (``record_moves`` and ``state mv`` make sure
+            # no record of another spelling of the new name exists either)
         table[self.new] = table.pop(self.old)
         digests = tables.digests
         if (old_key := f"{self.kind}:{self.old}") in digests:
@@ -60,11 +62,14 @@ class Move:
     kind: Kind
     old: str
     new: str
-    object_id: int
+    object_id: int | None
     site_name: str | None  # None: the site does not list it (groups on some sites)
+    respelled: bool = False  # the manifest writes the recorded name in another spelling
 
-    def notice(self) -> str:
+    def notice(self) -> str | None:
         what = {"workspace": "Workspace", "group": "User group", "user": "User"}[self.kind]
+        if self.respelled:
+            return None  # the same name, as the site compares names: nothing to say
         if self.site_name == self.new:
             return (
                 f'{what} "{self.new}" (previously "{self.old}", ID {self.object_id}): the '
@@ -89,42 +94,53 @@ def _declared(desired: DesiredSite) -> Iterator[tuple[Kind, str, tuple[str, ...]
 
 
 def record_moves(desired: DesiredSite, records: Records, live: LiveSite) -> list[Move]:
-    """The records that ``previously`` moves: the new name has no record, an old one does
-    (managed, no longer declared), and the site still has that object under its ID (named
-    the old or the new name) -- or cannot say (groups on a site that does not list them,
-    users outside a partial read)."""
-    declared = {(kind, name) for kind, name, _ in _declared(desired)}
+    """The records that move to a declared name: one recorded under another spelling of the
+    same name (``Legal`` for ``legal``: the same object, silently), or one ``previously``
+    names -- the new name has no record, an old one does (managed, no longer declared), and
+    the site still has that object under its ID (named the old or the new name) -- or cannot
+    say (groups on a site that does not list them, users outside a partial read). Names are
+    compared as the site compares them (``reconciler.identity``)."""
+    declared = {kind: NameSet(kind) for kind in ("workspace", "group", "user")}
+    for kind, name, _ in _declared(desired):
+        declared[kind].add(name)
     live_names: dict[Kind, dict[int, str]] = {
         "workspace": {ws.id: ws.name for ws in live.workspaces},
         "group": {g.id: g.name for g in live.groups},
         "user": {u.id: u.username for u in live.users},
     }
     complete = {"workspace": True, "group": live.groups_listed, "user": live.users_complete}
-    tables: dict[Kind, Any] = {
-        "workspace": records.workspaces,
-        "group": records.groups,
-        "user": records.users,
+    tables: dict[Kind, NameTable[Any]] = {
+        "workspace": NameTable("workspace", records.workspaces),
+        "group": NameTable("group", records.groups),
+        "user": NameTable("user", records.users),
     }
     moves: list[Move] = []
-    taken: set[tuple[Kind, str]] = set()
+    taken: dict[Kind, NameSet] = {kind: NameSet(kind) for kind in tables}
     for kind, name, previously in _declared(desired):
-        table = tables[kind]
-        if name in table:
+        own = tables[kind].find(name)
+        if own is not None:
+            if own[0] != name:  # another spelling of the same name: the record follows
+                moves.append(Move(kind, own[0], name, getattr(own[1], "id", None), None, True))
             continue
         for old in previously:
-            record = table.get(old)
-            object_id = getattr(record, "id", None)
-            if record is None or not record.managed or object_id is None:
+            found = tables[kind].find(old)
+            if found is None:
                 continue
-            if (kind, old) in declared or (kind, old) in taken:
+            recorded, record = found
+            object_id = getattr(record, "id", None)
+            if not record.managed or object_id is None:
+                continue
+            if recorded in declared[kind] or recorded in taken[kind]:
                 continue
             site_name = live_names[kind].get(object_id)
             if site_name is None and complete[kind]:
                 continue  # gone from the site: nothing to keep
-            if site_name is not None and site_name not in (old, name):
+            if site_name is not None and not (
+                same_name(kind, site_name, recorded) or same_name(kind, site_name, name)
+            ):
                 continue  # renamed by hand to something else: the diff reports it
-            moves.append(Move(kind, old, name, object_id, site_name))
-            taken.add((kind, old))
+            moves.append(Move(kind, recorded, name, object_id, site_name))
+            taken[kind].add(recorded)
             break
     return moves
 
@@ -133,11 +149,16 @@ def moved_events(moves: list[Move]) -> list[Event]:
     return [RecordMoved(m.kind, m.old, m.new) for m in moves]
 
 
+def move_notices(moves: list[Move]) -> tuple[str, ...]:
+    return tuple(notice for move in moves if (notice := move.notice()) is not None)
+
+
 def with_old_names(desired: DesiredSite, names: Iterable[str]) -> list[str]:
     """``names`` of workspaces and the names they had before: the site may still use one (a
     workspace's details are read by the name the site lists)."""
     wanted = set(names)
-    old = {n for ws in desired.workspaces if ws.name in wanted for n in ws.previously}
+    chosen = NameSet("workspace", wanted)
+    old = {n for ws in desired.workspaces if ws.name in chosen for n in ws.previously}
     return sorted(wanted | old)
 
 
@@ -145,8 +166,9 @@ def still_called(
     desired: DesiredSite, live: LiveSite, records: Records, moves: list[Move]
 ) -> tuple[str, ...]:
     """A line for each declared workspace or group whose recorded object the site still calls
-    by an old name (its records moved before; the API cannot rename it)."""
-    if moves:
+    by an old name (its records moved before; the API cannot rename it). A plan that moves
+    records by ``previously`` says so in its own notices instead."""
+    if any(not move.respelled for move in moves):
         return ()
     ids: dict[Kind, dict[int, str]] = {
         "workspace": {ws.id: ws.name for ws in live.workspaces},
@@ -157,7 +179,11 @@ def still_called(
     for kind, name, previously in _declared(desired):
         record = tables[kind].get(name) if kind != "user" else None
         called = ids[kind].get(getattr(record, "id", None) or -1) if kind != "user" else None
-        if called is not None and called != name and called in previously:
+        if (
+            called is not None
+            and not same_name(kind, called, name)
+            and called in NameSet(kind, previously)
+        ):
             found.append(
                 f'The site still calls {kind} "{name}" by its old name "{called}" (the API '
                 "cannot rename it); rename it in the web app when convenient."
@@ -173,12 +199,15 @@ def rename_guards(
     """Why a plan that deletes an old name and creates a new one that says ``previously`` of
     it must not run: the rename would destroy the object (and a workspace's files).
     ``renamed``: (kind, name, previously) of each declared object that has old names."""
+    made = {(kind, name_key(kind, name)) for kind, name in created}
+    gone = {(kind, name_key(kind, name)): name for kind, name in deleted}
     found = []
     for kind, name, previously in renamed:
-        if (kind, name) not in created:
+        if (kind, name_key(kind, name)) not in made:
             continue
-        for old in previously:
-            if (kind, old) in deleted:
+        for written in previously:
+            old = gone.get((kind, name_key(kind, written)))
+            if old is not None:
                 found.append(
                     f'{kind} "{old}" would be deleted and "{name}" created, though "{name}" '
                     f'says it was previously "{old}": a rename must keep the object, and the '
@@ -237,7 +266,7 @@ def looks_like_renames(
                 and notifications == want.notifications
                 and (root is None or root.value == want.root_access)
             )
-            if same and old not in want.previously:
+            if same and old not in NameSet("workspace", want.previously):
                 found.append(
                     f'workspace "{old}" is deleted and "{diff.name}" created with the same users '
                     "and settings: this looks like a rename; files would be destroyed. If it is "
@@ -274,14 +303,17 @@ def renamed_users(
     """``resolution`` with references to a renamed user's new username bound to the site's
     user, which keeps the old username (the API cannot rename): never a user to create."""
     by_id = {user.id: user for user in live.users}
+    recorded = NameTable("user", records.users)
     aliases: dict[str, int] = {}
     for user in desired.users:
-        record = records.users.get(user.username)
+        record = recorded.get(user.username)
         found = by_id.get(record.id) if record is not None else None
-        if found is not None and found.username in user.previously:
-            aliases[user.username.casefold()] = found.id
+        if found is not None and found.username in NameSet("user", user.previously):
+            aliases[username_key(user.username)] = found.id
     bound = {
-        text: aliases[text.casefold()] for text in resolution.new if text.casefold() in aliases
+        text: aliases[username_key(text)]
+        for text in resolution.new
+        if username_key(text) in aliases
     }
     if not bound:
         return resolution

@@ -17,7 +17,6 @@ Two kinds of checks live here, and only here:
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -25,18 +24,19 @@ from dataclasses import dataclass, field, replace
 
 from reconciler.engine.actions import GroupCreate, WriteAction
 from reconciler.engine.plan import PlanContext, PlanOptions
-from reconciler.engine.records import Records
+from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.engine.snapshot import desired_from_data
+from reconciler.identity import NameSet, NameTable, name_key, name_matches, same_name
 from reconciler.model import DesiredSite, LiveUser, Policy
 
 MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD = 20
 
 
-def protecting(patterns: Iterable[str], *names: str) -> str | None:
-    """The protect pattern that matches any of ``names``, without regard to case."""
+def protecting(kind: str, patterns: Iterable[str], *names: str) -> str | None:
+    """The protect pattern that matches any of ``names`` (of ``kind``; ``protect`` covers
+    workspaces and groups alike), as the site compares names (``reconciler.identity``)."""
     for pattern in patterns:
-        folded = pattern.casefold()
-        if any(fnmatch.fnmatchcase(name.casefold(), folded) for name in names):
+        if any(name_matches(kind, name, pattern) for name in names):
             return pattern
     return None
 
@@ -161,12 +161,12 @@ def _first_apply_problems(actions: Sequence[WriteAction]) -> list[str]:
 
 
 def declared_objects(desired: DesiredSite) -> frozenset[tuple[str, str]]:
-    """``(kind, name)`` of every object ``desired`` declares; usernames without regard to
-    case, as the site compares them."""
+    """``(kind, name)`` of every object ``desired`` declares, each name by its identity
+    (``reconciler.identity``), as the site compares names."""
     return frozenset(
-        [("workspace", ws.name) for ws in desired.workspaces]
-        + [("group", g.name) for g in desired.groups]
-        + [("user", u.username.casefold()) for u in desired.users]
+        [_key("workspace", ws.name) for ws in desired.workspaces]
+        + [_key("group", g.name) for g in desired.groups]
+        + [_key("user", u.username) for u in desired.users]
     )
 
 
@@ -224,8 +224,8 @@ def vanished_files(
 
 
 def _key(kind: str, name: str) -> tuple[str, str]:
-    """An object as the site tells objects apart: usernames without regard to case."""
-    return (kind, name.casefold() if kind == "user" else name)
+    """An object as the site tells objects apart: by the identity of its name."""
+    return (kind, name_key(kind, name))
 
 
 def _vanished_file_problems(
@@ -269,13 +269,13 @@ class RunCheck:
         if action.removals():
             declared = self._declared()
             for kind, name in action.touches():
-                if (kind, name) not in declared:
+                if _key(kind, name) not in declared:
                     return f'{kind} "{name}" is not declared in the manifest'
         return None
 
     def _declared(self) -> set[tuple[str, str]]:
-        return {("workspace", ws.name) for ws in self.desired.workspaces} | {
-            ("group", g.name) for g in self.desired.groups
+        return {_key("workspace", ws.name) for ws in self.desired.workspaces} | {
+            _key("group", g.name) for g in self.desired.groups
         }
 
     def _deletion_refusal(self, action: WriteAction, records: Records) -> str | None:
@@ -288,19 +288,21 @@ class RunCheck:
                 self.deleting.add(deletion.id)
             return refusal
         if deletion.kind in ("workspace", "group"):
-            pattern = protecting(policy.protect, deletion.name)
+            pattern = protecting(deletion.kind, policy.protect, deletion.name)
             if pattern is not None:
                 return f'it matches policy.protect "{pattern}"'
             if deletion.reason == "replace":
-                if deletion.name not in self.options.replace:
+                if deletion.name not in NameSet("workspace", self.options.replace):
                     return f'"{deletion.name}" was not named with --replace'
                 return None
             if not policy.prune:
                 return "policy.prune is false"
-            if (deletion.kind, deletion.name) in self._declared():
+            if _key(deletion.kind, deletion.name) in self._declared():
                 return f'the manifest still declares {deletion.kind} "{deletion.name}"'
-            table = records.workspaces if deletion.kind == "workspace" else records.groups
-            record = table.get(deletion.name)
+            table: Mapping[str, RecordedWorkspace | RecordedGroup] = (
+                records.workspaces if deletion.kind == "workspace" else records.groups
+            )
+            record = NameTable(deletion.kind, table).get(deletion.name)
             if record is None or not record.managed or record.id != deletion.id:
                 return (
                     f'the records do not say the tool manages {deletion.kind} "{deletion.name}" '
@@ -318,20 +320,20 @@ class RunCheck:
         if live is None:
             return f"user #{user_id} is no longer on the site"
         names = (username, live.username)
-        pattern = protecting(policy.protect_users, *names)
+        pattern = protecting("user", policy.protect_users, *names)
         if pattern is not None:
             return f'it matches policy.protect_users "{pattern}"'
-        if live.username.casefold() != username.casefold():  # the site ignores case
+        if not same_name("user", live.username, username):
             return (
                 f'user #{user_id} is now called "{live.username}" on the site (renamed on the '
                 f'site); it is never deleted under its old name "{username}"'
             )
         if user_id == self.caller_id or self.caller_id is None:
             return "the tool cannot delete the user whose API key it runs with"
-        declared = {user.username.casefold() for user in self.desired.users}
-        if any(name.casefold() in declared for name in names):
+        declared = NameSet("user", (user.username for user in self.desired.users))
+        if any(name in declared for name in names):
             return f'the manifest still declares user "{username}"'
-        record = records.users.get(username)
+        record = NameTable("user", records.users).get(username)
         if record is None or not record.managed or record.id != user_id:
             return f'the records do not say the tool manages user "{username}" (ID {user_id})'
         if live.admin is not False:

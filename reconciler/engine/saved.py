@@ -10,11 +10,15 @@ stale. The guards are computed again from the actions that will run, never read 
 
 from __future__ import annotations
 
+import shlex
+
+from reconciler.access.changes import plan_access
 from reconciler.engine.facts import describe_changes, fingerprints
 from reconciler.engine.observe import Observation
 from reconciler.engine.plan import Plan
 from reconciler.engine.plan_file import PlanFile, unseal
 from reconciler.engine.plan_key import PlanSecret, sealing_key
+from reconciler.engine.records import Records
 from reconciler.engine.safety import declared_objects, guard_problems
 from reconciler.errors import RefusedForSafety
 from reconciler.model import DesiredSite
@@ -42,6 +46,40 @@ def trusted_plan(plan_file: PlanFile, store: RecordStore, secret: PlanSecret | N
     return saved
 
 
+def refuse_applied_again(
+    saved: Plan, records: Records, manifest_files: tuple[str, ...] | None = None
+) -> None:
+    """A saved plan runs once: refuse it (exit 3), saying how far its apply got, as the
+    records counted it. An apply cut short (a crash, a records outage) left some actions
+    undone, and what finishes the work is a new plan, never this one again."""
+    run = records.plan_runs.get(saved.checksum)
+    if run is not None and run.actions == 0:
+        raise RefusedForSafety(
+            "This plan has already been applied (it changed only the tool's records); a saved "
+            "plan can be applied once.",
+            hint="Make a new plan to see what, if anything, is left to change.",
+        )
+    if run is None or run.done >= run.actions:
+        ran = f" ({run.done} of {run.actions} actions ran)" if run is not None else ""
+        raise RefusedForSafety(
+            f"This plan has already been applied{ran}; a saved plan can be applied once.",
+            hint="Make a new plan to see what, if anything, is left to change.",
+        )
+    files = manifest_files or saved.context.manifest_files
+    command = " ".join(["reconciler plan", *(shlex.quote(f) for f in files), "-o plan.json"])
+    unknown = (
+        f" ({run.unknown} more sent with no answer: the next plan checks the site for them)"
+        if run.unknown
+        else ""
+    )
+    raise RefusedForSafety(
+        f"This plan was started before and did not finish: {run.done} of {run.actions} "
+        f"actions ran; make a new plan to finish the rest{unknown}. A saved plan is applied "
+        "once.",
+        hint=f"To finish, make a new plan for what is left and review it:\n  {command}",
+    )
+
+
 def still_needed(
     saved: Plan,
     fresh: Plan,
@@ -51,7 +89,9 @@ def still_needed(
     stricter: str = "",
     manifest_files: tuple[str, ...] | None = None,
 ) -> Plan:
-    """The saved plan's actions as the site needs them now, or a refusal naming the others.
+    """The saved plan's actions as the site needs them now, or a refusal naming the others;
+    with the record changes the site and the manifest call for now (the records alone, which
+    any apply saves).
 
     ``stricter`` says why the policy ``desired`` carries is stricter than the plan's own (the
     apply job's manifest or the records ask for more), so a refusal names the real reason;
@@ -90,11 +130,14 @@ def still_needed(
     actions = tuple(a for a in fresh.actions if a.id in keep)
     touched = {obj for action in actions for obj in action.touches()}
     informational = ("needs-replacement", "renamed")
+    changes = tuple(
+        c for c in fresh.changes if c.action in informational or (c.kind, c.name) in touched
+    )
     return Plan(
         saved.context,
         saved.options,
         actions,
-        tuple(c for c in fresh.changes if c.action in informational or (c.kind, c.name) in touched),
+        changes,
         fresh.kept,
         fresh.unmanaged,
         fresh.unobservable,
@@ -114,4 +157,6 @@ def still_needed(
             )
         ),
         saved.expects,
+        access=plan_access(actions, changes, seen.live, seen.directory),
+        record_changes=fresh.changed_records,
     )

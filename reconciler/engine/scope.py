@@ -22,6 +22,7 @@ from reconciler import codec
 from reconciler.engine.actions import MalformedAction, action_from_data
 from reconciler.engine.records import Records
 from reconciler.engine.users import references
+from reconciler.identity import username_key
 from reconciler.model import DesiredGroup, DesiredSite, DesiredUser, DesiredWorkspace, UserRef
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def digest_of(obj: DesiredWorkspace | DesiredGroup | DesiredUser) -> str:
         if refs in form:
             form[refs] = sorted(set(form[refs]))
     if isinstance(form.get("email"), str):
-        form["email"] = form["email"].casefold()
+        form["email"] = username_key(form["email"])
     return _digest(form)
 
 

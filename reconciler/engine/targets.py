@@ -2,7 +2,8 @@
 
 A pattern names workspaces, groups and users by name, with shell globs (``Finance*``,
 ``team-?``); ``KIND:PATTERN`` (``workspace:Legal``, ``group:*``, ``user:nina``) names one
-kind only. Matching is exact in case, as the site's names are. The objects a pattern can
+kind only. A pattern matches names as the site compares them (``reconciler.identity``:
+without regard to case or width), the glob applied to the folded forms. The objects a pattern can
 name are those the manifest declares and those the records manage (so a managed object that
 left the manifest can be targeted for its removal); an object the tool never managed is
 never planned, targeted or not.
@@ -18,11 +19,11 @@ before it can be given access), unless an ``--exclude`` names it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from fnmatch import fnmatchcase
 
 from reconciler.engine.records import Records
 from reconciler.engine.scope import Scope, key
 from reconciler.errors import ReconcilerError
+from reconciler.identity import NameSet, name_matches, username_key
 from reconciler.model import DesiredSite
 
 KINDS = ("workspace", "group", "user")
@@ -55,33 +56,39 @@ class Selection:
 def _matches(pattern: str, kind: str, name: str) -> bool:
     prefix, colon, rest = pattern.partition(":")
     if colon and prefix in KINDS:
-        return prefix == kind and fnmatchcase(name, rest)
-    return fnmatchcase(name, pattern)
+        return prefix == kind and name_matches(kind, name, rest)
+    return name_matches(kind, name, pattern)
 
 
 def _universe(desired: DesiredSite, records: Records) -> dict[str, set[str]]:
-    """Every object a pattern may name: declared, or managed by the tool."""
+    """Every object a pattern may name: declared, or managed by the tool -- once, by the
+    manifest's spelling when the records spell its name otherwise."""
     found: dict[str, set[str]] = {
         "workspace": {ws.name for ws in desired.workspaces},
         "group": {g.name for g in desired.groups},
         "user": {u.username for u in desired.users},
     }
-    found["workspace"] |= set(records.managed_workspaces())
-    found["group"] |= set(records.managed_groups())
-    found["user"] |= {name for name, record in records.users.items() if record.managed}
+    managed = {
+        "workspace": set(records.managed_workspaces()),
+        "group": set(records.managed_groups()),
+        "user": {name for name, record in records.users.items() if record.managed},
+    }
+    for kind, names in managed.items():
+        declared = NameSet(kind, found[kind])
+        found[kind] |= {name for name in names if name not in declared}
     return found
 
 
 def _dependencies(desired: DesiredSite, workspaces: set[str], groups: set[str]) -> set[str]:
     """Declared users that the selected workspaces and groups name (by username or e-mail)."""
     texts = {
-        r.text.casefold() for ws in desired.workspaces if ws.name in workspaces for r in ws.users
+        username_key(r.text) for ws in desired.workspaces if ws.name in workspaces for r in ws.users
     }
-    texts |= {r.text.casefold() for g in desired.groups if g.name in groups for r in g.members}
+    texts |= {username_key(r.text) for g in desired.groups if g.name in groups for r in g.members}
     return {
         u.username
         for u in desired.users
-        if u.username.casefold() in texts or (u.email and u.email.casefold() in texts)
+        if username_key(u.username) in texts or (u.email and username_key(u.email) in texts)
     }
 
 
@@ -93,7 +100,8 @@ def selected(desired: DesiredSite, records: Records, selection: Selection) -> Sc
             raise NothingTargeted(
                 f'--target "{pattern}" names no workspace, group or user that the manifest '
                 "declares or the tool manages.",
-                hint="Names match exactly (case too); globs * ? [..] and KIND:PATTERN "
+                hint="Names match as the site compares them (case and width aside); globs "
+                "* ? [..] and KIND:PATTERN "
                 "(workspace:, group:, user:) are allowed. `reconciler validate --show` lists "
                 "what the manifest declares.",
             )

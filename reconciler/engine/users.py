@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reconciler.engine.actions import AfterApply, UserKey
+from reconciler.identity import same_name, username_key
 from reconciler.model import DesiredSite, DesiredUser, LiveUser, UserRef
 
 
@@ -21,8 +22,9 @@ from reconciler.model import DesiredSite, DesiredUser, LiveUser, UserRef
 class UserDirectory:
     """The site's users, indexed every way the manifest may name them.
 
-    Usernames and e-mail addresses match without regard to case, as people type them; an
-    exact match wins when two users differ only by case.
+    Usernames and e-mail addresses match as the site compares them (``reconciler.identity``:
+    without regard to case or width), as people type them; an exact match wins when two users
+    differ only so.
     """
 
     by_id: dict[int, LiveUser]
@@ -38,7 +40,7 @@ class UserDirectory:
             by_id[user.id] = user
             for text in {user.username, user.email} - {""}:
                 exact.setdefault(text, []).append(user)
-                folded.setdefault(text.casefold(), []).append(user)
+                folded.setdefault(username_key(text), []).append(user)
         return cls(by_id, exact, folded)
 
     def candidates(self, ref: UserRef) -> list[LiveUser]:
@@ -49,9 +51,18 @@ class UserDirectory:
         for user in self.exact.get(ref.text, []):
             found.setdefault(user.id, user)
         if not found:
-            for user in self.folded.get(ref.text.casefold(), []):
+            for user in self.folded.get(username_key(ref.text), []):
                 found.setdefault(user.id, user)
         return list(found.values())
+
+    def names(self, ref: UserRef) -> bool:
+        """Whether these users prove whom ``ref`` means without a search of the site: exactly
+        one of them has it as username or e-mail, written the same, and nobody here matches it
+        otherwise. An ID is always looked up (another user may have it as a username), and so
+        is a text matched only without regard to case (a user not read may match exactly)."""
+        if ref.kind == "id":
+            return False
+        return len(self.exact.get(ref.text, ())) == 1 and len(self.candidates(ref)) == 1
 
     def label(self, user: UserKey) -> str:
         """How reports name a user: the username, ``#ID`` for a user the site did not list,
@@ -118,22 +129,24 @@ def references(desired: DesiredSite) -> list[UserRef]:
 def _declared_index(users: Iterable[DesiredUser]) -> dict[str, DesiredUser]:
     index: dict[str, DesiredUser] = {}
     for user in users:
-        index.setdefault(user.username.casefold(), user)
-        index.setdefault(user.email.casefold(), user)
+        index.setdefault(username_key(user.username), user)
+        index.setdefault(username_key(user.email), user)
     return index
 
 
 def _is(user: LiveUser, declared: DesiredUser) -> bool:
     """Whether the site's ``user`` is the declared one (same username or same e-mail)."""
-    return user.username.casefold() == declared.username.casefold() or (
-        bool(user.email) and user.email.casefold() == declared.email.casefold()
+    return same_name("user", user.username, declared.username) or (
+        bool(user.email) and same_name("user", user.email, declared.email)
     )
 
 
-def lookups(desired: DesiredSite) -> frozenset[str]:
-    """What a partial read must look up on the site to resolve ``desired`` exactly as a read
-    of every user would: each reference, and each declared user's username and e-mail."""
-    texts = {ref.text for ref in references(desired)}
+def unverified(desired: DesiredSite, read: UserDirectory) -> frozenset[str]:
+    """What a scoped plan must look up on the site to resolve ``desired`` exactly as a read of
+    every user would, given the users its reads named (``read``): every reference those users
+    do not name (``names``), and every declared user's username and e-mail (their facts --
+    e-mail, administrator, active -- are compared, and only a look-up reports them all)."""
+    texts = {ref.text for ref in references(desired) if not read.names(ref)}
     for user in desired.users:
         texts |= {user.username, user.email}
     return frozenset(text for text in texts if text)
@@ -150,7 +163,7 @@ def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolu
         if ref.text in ids or ref.text in ambiguous or ref.text in new:
             continue
         found = directory.candidates(ref)
-        twin = declared.get(ref.text.casefold())
+        twin = declared.get(username_key(ref.text))
         if found and twin is not None and not any(_is(user, twin) for user in found):
             # "1002" is user 1002, and also the username of a user the manifest declares and
             # the site does not have yet: granting either would be a guess
@@ -159,8 +172,8 @@ def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolu
             ids[ref.text] = found[0].id
         elif found:
             ambiguous[ref.text] = Ambiguity(ref, tuple(sorted(found, key=lambda u: u.id)))
-        elif ref.kind != "id" and ref.text.casefold() in declared:
-            new[ref.text] = declared[ref.text.casefold()].username
+        elif ref.kind != "id" and username_key(ref.text) in declared:
+            new[ref.text] = declared[username_key(ref.text)].username
         else:
             unknown.append(ref)
     return Resolution(ids, tuple(unknown), tuple(ambiguous.values()), new)

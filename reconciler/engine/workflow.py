@@ -9,7 +9,6 @@ take the site's lock and save explicitly (``ledger``).
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -28,12 +27,22 @@ from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_file import PlanFile, seal
 from reconciler.engine.plan_key import PlanSecret, sealing_key
 from reconciler.engine.policy import recorded_policy, strictest
-from reconciler.engine.records import Forgotten, PlanApplied, PolicyApplied, Records, reduce
+from reconciler.engine.record_changes import record_events
+from reconciler.engine.records import (
+    Event,
+    Forgotten,
+    PlanApplied,
+    PlanProgress,
+    PolicyApplied,
+    Records,
+    reduce,
+)
 from reconciler.engine.renames import RecordMoved
 from reconciler.engine.safety import RunCheck
-from reconciler.engine.saved import still_needed, trusted_plan
+from reconciler.engine.saved import refuse_applied_again, still_needed, trusted_plan
 from reconciler.engine.snapshot import desired_from_data, policy_to_data
 from reconciler.errors import ReconcilerError, RefusedForSafety, StateError
+from reconciler.identity import lookup
 from reconciler.model import DesiredSite, Policy
 from reconciler.state.backend import Holder, RecordStore
 
@@ -67,8 +76,9 @@ class AutoApprove:
 @dataclass(frozen=True, slots=True)
 class ApplyResult:
     plan: Plan
-    report: ApplyReport | None  # None: there was nothing to do
+    report: ApplyReport | None  # None: no API call was to be made
     learnt: tuple[str, ...] = ()
+    records_changed: int = 0  # the plan's record changes this apply saved
 
     @property
     def complete(self) -> bool:
@@ -139,15 +149,15 @@ async def apply_manifest(
         plan = plan_from(manifest, site, seen, options)
         review.show(plan)
         learnt = (*state.learnt, *seen.learnt)
-        if not plan.has_changes:
+        if not plan.actions:
             _save_without_writes(state, seen, plan, manifest.desired)
-            return ApplyResult(plan, None, learnt)
+            return ApplyResult(plan, None, learnt, len(plan.changed_records))
         plan.raise_if_unsafe(options.force)
         review.approve(plan)
         report = await _execute(
             plan, plan.checksum, manifest.desired, site, state, seen, on_progress
         )
-    return ApplyResult(plan, report, learnt)
+    return ApplyResult(plan, report, learnt, len(plan.changed_records))
 
 
 async def apply_saved(
@@ -181,9 +191,9 @@ async def apply_saved(
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)
         manifest = Manifest(desired, saved.context.manifest_digest)
-        seen = await observe(desired, site, state.records, options)
         if saved.checksum in state.records.applied_plans:
-            _refuse_applied_again(saved, plan_from(manifest, site, seen, options), job_manifest)
+            refuse_applied_again(saved, state.records, job_manifest_files(job_manifest))
+        seen = await observe(desired, site, state.records, options)
         plan = still_needed(
             saved,
             plan_from(manifest, site, seen, options),
@@ -194,36 +204,20 @@ async def apply_saved(
         )
         review.show(plan)
         plan.raise_if_unsafe(overrides.force)
-        if not plan.has_changes:
-            return ApplyResult(plan, None, (*state.learnt, *seen.learnt))
+        learnt = (*state.learnt, *seen.learnt)
+        if not plan.actions:
+            # Only the records change (or nothing): saved exactly as an apply of the
+            # manifest saves them, and the plan is used up like any other.
+            claim = saved.checksum if plan.changed_records else None
+            _save_without_writes(state, seen, plan, desired, claim)
+            return ApplyResult(plan, None, learnt, len(plan.changed_records))
         review.approve(plan)
         report = await _execute(plan, saved.checksum, desired, site, state, seen, on_progress)
-    return ApplyResult(plan, report, (*state.learnt, *seen.learnt))
+    return ApplyResult(plan, report, learnt, len(plan.changed_records))
 
 
-def _refuse_applied_again(saved: Plan, fresh: Plan, job_manifest: Manifest | None) -> None:
-    """A saved plan runs once. Say how far it got: an apply cut short (a crash, an outage) left
-    some of its actions undone, and what finishes the work is a new plan, not this one."""
-    needed = {action.id: action for action in fresh.actions}
-    left = [
-        action
-        for action in saved.actions
-        if (match := needed.get(action.id)) is not None and match.params() == action.params()
-    ]
-    total = len(saved.actions)
-    if not left:
-        raise RefusedForSafety(
-            f"This plan has already been applied ({total} of {total} actions ran); a saved "
-            "plan can be applied once.",
-            hint="Make a new plan to see what, if anything, is left to change.",
-        )
-    files = job_manifest.desired.files if job_manifest else saved.context.manifest_files
-    command = " ".join(["reconciler plan", *(shlex.quote(f) for f in files), "-o plan.json"])
-    raise RefusedForSafety(
-        f"This plan was started before and did not finish: {total - len(left)} of {total} "
-        f"actions ran, {len(left)} did not. A saved plan is applied once.",
-        hint=f"To finish, make a new plan for what is left and review it:\n  {command}",
-    )
+def job_manifest_files(job_manifest: Manifest | None) -> tuple[str, ...] | None:
+    return job_manifest.desired.files if job_manifest else None
 
 
 def _under_strictest_policy(
@@ -270,17 +264,19 @@ async def _execute(
     this apply's results in and clears the journal. If the process dies in between, the next
     lock holder folds the journal instead.
     """
+    claim = [
+        PlanApplied(checksum, len(plan.actions)),
+        PolicyApplied(policy_to_data(desired.policy)),
+    ]
     state.save(
-        reduce(
-            seen.records, [PlanApplied(checksum), PolicyApplied(policy_to_data(desired.policy))]
-        ),
+        reduce(seen.records, [*record_events(plan.changed_records), *claim]),
         f"apply started: {_counts(plan)}",
         plan=checksum,
     )
     executor = Executor(
         site.client,
         state.records,
-        state.journal(),
+        state.journal(checksum),
         RunCheck(desired, plan.options, seen.live.caller_id),
         on_progress,
         before_ids=(user.id for user in seen.live.users),
@@ -319,7 +315,9 @@ def _final_save(
 ) -> None:
     """Fold this apply's results in and save, clearing the journal (folded by this save)."""
     done = executor.records
-    final = reduce(done, declared_events(desired, done, report))
+    statuses = list(executor.status.values())
+    ran = PlanProgress(checksum, statuses.count("done"), statuses.count("unknown"))
+    final = reduce(done, [*declared_events(desired, done, report), ran])
     if report is not None:
         final = reduce(final, [reconciled_event(seen, plan, final, desired, report)])
     summary = _report_line(report) if report is not None else "apply interrupted"
@@ -327,14 +325,26 @@ def _final_save(
 
 
 def _save_without_writes(
-    state: ledger.LockedRecords, seen: Observation, plan: Plan, desired: DesiredSite
+    state: ledger.LockedRecords,
+    seen: Observation,
+    plan: Plan,
+    desired: DesiredSite,
+    claim: str | None = None,
 ) -> None:
-    """A no-change apply still saves what it learnt: settled writes, declaring files, and
-    what the site now matches (for scoped plans); only if anything changed."""
-    records = reduce(seen.records, declared_events(desired, seen.records))
+    """An apply with no API call to make still saves the plan's record changes and what it
+    learnt: settled writes, declaring files, and what the site now matches (for scoped
+    plans); only if anything changed. ``claim``: the checksum of a saved plan this uses up."""
+    claimed: list[Event] = [PlanApplied(claim, 0)] if claim else []
+    records = reduce(seen.records, [*record_events(plan.changed_records), *claimed])
+    records = reduce(records, declared_events(desired, records))
     records = reduce(records, [reconciled_event(seen, plan, records, desired, None)])
     if records != state.records or state.journal_pending:
-        state.save(records, "no changes; records brought up to date")
+        summary = (
+            f"records only: {len(plan.changed_records)} record change(s)"
+            if plan.changed_records
+            else "no changes; records brought up to date"
+        )
+        state.save(records, summary, plan=claim)
 
 
 def _counts(plan: Plan) -> str:
@@ -380,14 +390,21 @@ def forget(
 ) -> None:
     """Drop the record of one object (the site is not changed)."""
     with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
-        records = state.records
-        table = {"workspace": records.workspaces, "group": records.groups, "user": records.users}
-        if name not in table[kind]:
-            raise ReconcilerError(
-                f'No {kind} "{name}" is recorded for {store.site} in {store.location}.',
-                hint="`reconciler state show` lists what is recorded.",
-            )
-        state.save(reduce(state.records, [Forgotten(kind, name)]), f'forgot {kind} "{name}"')
+        recorded = _recorded(state.records, kind, name, store)
+        state.save(reduce(state.records, [Forgotten(kind, recorded)]), f'forgot {kind} "{name}"')
+
+
+def _recorded(
+    records: Records, kind: Literal["workspace", "group", "user"], name: str, store: RecordStore
+) -> str:
+    """How the records spell ``name`` (names are compared as the site compares them)."""
+    found = lookup(getattr(records, f"{kind}s"), kind, name)
+    if found is None:
+        raise ReconcilerError(
+            f'No {kind} "{name}" is recorded for {store.site} in {store.location}.',
+            hint="`reconciler state show` lists what is recorded.",
+        )
+    return found[0]
 
 
 def move(
@@ -403,19 +420,16 @@ def move(
     manifest's new name. One saved version, under the lock; the site is not changed."""
     with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
         table = getattr(state.records, f"{kind}s")
-        if old not in table:
+        recorded = _recorded(state.records, kind, old, store)
+        taken = lookup(table, kind, new)
+        if taken is not None and (taken[0] != recorded or new == recorded):
             raise ReconcilerError(
-                f'No {kind} "{old}" is recorded for {store.site} in {store.location}.',
-                hint="`reconciler state show` lists what is recorded.",
-            )
-        if new in table:
-            raise ReconcilerError(
-                f'A {kind} "{new}" is recorded already (ID {table[new].id}): a record cannot '
+                f'A {kind} "{taken[0]}" is recorded already (ID {taken[1].id}): a record cannot '
                 "move onto another one.",
                 hint="If that record is wrong, drop it first: "
-                f'reconciler state forget {kind} "{new}"',
+                f'reconciler state forget {kind} "{taken[0]}"',
             )
-        moved = reduce(state.records, [RecordMoved(kind, old, new)])
+        moved = reduce(state.records, [RecordMoved(kind, recorded, new)])
         state.save(moved, f'moved the record of {kind} "{old}" to "{new}"')
 
 

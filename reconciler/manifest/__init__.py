@@ -15,7 +15,9 @@ The stages, each its own module, run in this order and never stop at the first p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from reconciler.manifest.schema import check_schema
 from reconciler.manifest.source import Document, read_document
 from reconciler.model import DesiredSite
 
-__all__ = ["ManifestResult", "load_manifest"]
+__all__ = ["ManifestResult", "collector_paused", "load_manifest"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,28 @@ class ManifestResult:
 
 def load_manifest(paths: Sequence[str | Path]) -> ManifestResult:
     """Read, check and normalise the manifest made of ``paths``; never raises for bad input."""
+    with collector_paused():
+        return _load(paths)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector held off while a manifest is built.
+
+    Why: a manifest of 1,000 workspaces is some 200,000 new containers (nodes, values, paths,
+    model objects) and no garbage cycle; with the default thresholds the collector would scan
+    them again and again, a third of the load's time. It runs again as before afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load(paths: Sequence[str | Path]) -> ManifestResult:
     files, findings = manifest_files(paths)
     documents: list[Document] = []
     for file in files:

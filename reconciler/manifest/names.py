@@ -90,21 +90,6 @@ def email_problem(email: str) -> str | None:
     return None
 
 
-def lookalike_problem(text: str) -> str | None:
-    """Why ``text`` holds a character that only looks like another (a fullwidth letter, a
-    ligature, a superscript digit): Unicode's compatibility forms, which NFKC folds away."""
-    if text.isascii():
-        return None
-    for char in text:
-        plain = unicodedata.normalize("NFKC", char)
-        if plain != char:
-            return (
-                f"contains {describe_character(char)}, which looks like {plain!r} but never "
-                "matches it"
-            )
-    return None
-
-
 CONFUSABLE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
 """Scripts whose letters pass for one another (Cyrillic U+0430 and U+043E, Greek U+03BF look
 like Latin ``a`` and ``o``): one word
@@ -138,14 +123,11 @@ def mixed_script_problem(text: str, *, whole: bool = False) -> str | None:
 
 def pattern_problem(pattern: str, *, usernames: bool = False) -> str | None:
     """Why a ``protect``/``protect_users`` glob would silently fail to protect what it seems
-    to: the same whitespace and invisible-character rules as names, and no look-alikes
-    (compatibility forms such as fullwidth letters, or letters of another script; for
-    ``usernames``, anywhere in the pattern)."""
-    return (
-        text_problem(pattern)
-        or lookalike_problem(pattern)
-        or mixed_script_problem(pattern, whole=usernames)
-    )
+    to: the same whitespace and invisible-character rules as names, and no letters of another
+    script that only look alike (for ``usernames``, anywhere in the pattern). Compatibility
+    forms (fullwidth letters, ligatures) are fine: patterns match folded names
+    (``reconciler.identity``), where they are their plain letters."""
+    return text_problem(pattern) or mixed_script_problem(pattern, whole=usernames)
 
 
 def reference_problem(text: str) -> str | None:

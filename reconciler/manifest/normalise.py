@@ -21,6 +21,7 @@ from reconciler.model import (
     DesiredWorkspace,
     Overrides,
     Policy,
+    Source,
     UserRef,
 )
 from reconciler.spec import with_implied_flags
@@ -101,11 +102,19 @@ def _flags_on(block: dict[str, bool] | None) -> Overrides:
 
 
 def _user_refs(entry: Entry, key: str) -> tuple[UserRef, ...]:
+    """The references of a list, each with where it was written. A manifest of 1,000
+    workspaces has some 17,000: the builder recorded each one's position, so it is looked up
+    directly (``Document.source`` only walks up for a path nobody wrote)."""
     list_path = child(entry.path, key)
-    source = entry.document.source
-    return tuple(
-        [UserRef(str(ref), source(f"{list_path}[{index}]")) for index, ref in entry.items(key)]
-    )
+    document = entry.document
+    file, positions = document.file, document.positions
+    refs = []
+    for index, ref in entry.items(key):
+        path = f"{list_path}[{index}]"
+        position = positions.get(path)
+        source = Source(file, *position, path) if position else document.source(path)
+        refs.append(UserRef(str(ref), source))
+    return tuple(refs)
 
 
 def _policy(entry: Entry | None) -> Policy:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from reconciler.errors import ConfigError
 from reconciler.findings import Finding, place
+from reconciler.identity import group_key, name_key, path_key, username_key, workspace_key
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl
 from reconciler.manifest.names import (
     group_name_problem,
@@ -65,20 +66,24 @@ def _name_texts(manifest: MergedManifest) -> Iterator[Finding]:
                 )
 
 
+SAME_NAME = "are compared as the site compares them: without regard to case or width"
+
+
 def _workspace_names(manifest: MergedManifest) -> Iterator[Finding]:
-    """Names are compared without regard to case; paths collide when spaces become ``_``."""
+    """Names are compared as the site compares them (``reconciler.identity``); paths collide
+    when spaces become ``_``."""
     by_name: dict[str, WorkspaceDecl] = {}
     by_path: dict[str, WorkspaceDecl] = {}
     for decl in manifest.workspace_decls():
         name = decl.name
         if name is None:
             continue
-        first = by_name.setdefault(name.casefold(), decl)
+        first = by_name.setdefault(workspace_key(name), decl)
         if first is not decl:
-            yield _same_name(decl, first, "workspace names are compared without regard to case")
+            yield _same_name(decl, first, f"workspace names {SAME_NAME}")
             continue
         path = workspace_path(name)
-        first = by_path.setdefault(path.casefold(), decl)
+        first = by_path.setdefault(path_key(path), decl)
         if first is not decl:
             here = decl.entry.source("name")
             yield Finding.error(
@@ -96,9 +101,9 @@ def _group_names(manifest: MergedManifest) -> Iterator[Finding]:
         name = decl.name
         if name is None:
             continue
-        first = by_name.setdefault(name.casefold(), decl)
+        first = by_name.setdefault(group_key(name), decl)
         if first is not decl and not (first.team and decl.team):  # two teams: reported above
-            yield _same_name(decl, first, "group names are compared without regard to case")
+            yield _same_name(decl, first, f"group names {SAME_NAME}")
 
 
 def _same_name(
@@ -122,7 +127,7 @@ def _previously(manifest: MergedManifest) -> Iterator[Finding]:
         (manifest.users, "user", "username", [e.get("username", str) for e in manifest.users]),
     )
     for entries, kind, key, names in kinds:
-        declared = {n.casefold() for n in names if n is not None}
+        declared = {name_key(kind, n) for n in names if n is not None}
         claimed: dict[str, str] = {}
         for entry in entries:
             name = entry.get(key, str)
@@ -130,7 +135,7 @@ def _previously(manifest: MergedManifest) -> Iterator[Finding]:
                 continue
             for index, old in entry.items("previously"):
                 where = entry.document.source(f"{child(entry.path, 'previously')}[{index}]")
-                folded = str(old).casefold()
+                folded = name_key(kind, str(old))
                 if folded in declared:
                     yield Finding.error(
                         f'{kind} "{name}" says it was previously "{old}", but the manifest '
@@ -234,7 +239,7 @@ def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
                     "write the username, e-mail address or ID exactly, with nothing around it",
                 )
                 continue
-            first = first_index.setdefault(str(ref).casefold(), index)
+            first = first_index.setdefault(username_key(str(ref)), index)
             if first != index:
                 yield Finding.warning(
                     f"{ref!r} is listed twice in this {owner} (first as {key}[{first}])",

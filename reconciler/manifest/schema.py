@@ -22,6 +22,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from reconciler.findings import Finding
+from reconciler.manifest.compiled_check import generated_check
 from reconciler.manifest.source import Document, child, format_path
 from reconciler.passwords import masked
 
@@ -98,8 +99,9 @@ def is_valid() -> Check:
     """The schema as generated Python code (``fastjsonschema``), made at first use."""
     import fastjsonschema
 
-    # use_default=False: checking must never write the schema's defaults into the document
-    validate = fastjsonschema.compile(_inlined_schema(), use_default=False)
+    # use_default=False: checking must never write the schema's defaults into the document;
+    # the code is compiled once per machine (``compiled_check``)
+    validate = generated_check(_inlined_schema())
 
     def check(document: Any) -> bool:
         try:

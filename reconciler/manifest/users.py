@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from reconciler.findings import Finding, place
+from reconciler.identity import username_key
 from reconciler.manifest.merge import Entry, MergedManifest
 from reconciler.manifest.names import email_problem, text_problem, username_problem
 from reconciler.manifest.source import child
@@ -41,7 +42,7 @@ def check_users(manifest: MergedManifest) -> Iterator[Finding]:
                     f"write the {label} as the site will store it",
                 )
                 continue
-            earlier = first[key].setdefault(value.casefold(), entry)
+            earlier = first[key].setdefault(username_key(value), entry)
             if earlier is not entry:
                 yield _declared_twice(entry, earlier, key, label)
         yield from _texts(entry)

@@ -15,6 +15,7 @@ from reconciler.api.client import ClientStats
 from reconciler.engine.executor import ApplyReport, Outcome
 from reconciler.engine.plan import Plan
 from reconciler.findings import plural
+from reconciler.render.escape import visible
 from reconciler.render.formats import Format, Formats
 
 APPLY_REPORT_FORMAT = 1  # the JSON report's "format": raised when a field changes meaning
@@ -25,7 +26,7 @@ LISTED = 10  # actions named one by one in an interruption report; the rest are 
 def problem_lines(report: ApplyReport) -> list[str]:
     """One line per action that did not complete, with the reason."""
     return [
-        f"  {outcome.status}: {outcome.action.summary()}: {outcome.detail}"
+        visible(f"  {outcome.status}: {outcome.action.summary()}: {outcome.detail}")
         for outcome in report.outcomes
         if outcome.status != "done"
     ]
@@ -35,7 +36,7 @@ def notice_lines(report: ApplyReport) -> list[str]:
     """One line per action that completed otherwise than its answer said (a doubted answer
     settled by reading the site, a deletion found already done): said, never silent."""
     return [
-        f"  note: {outcome.action.summary()}: {outcome.detail}"
+        visible(f"  note: {outcome.action.summary()}: {outcome.detail}")
         for outcome in report.outcomes
         if outcome.status == "done" and outcome.detail
     ]
@@ -87,17 +88,21 @@ def interruption(plan: Plan | None, outcomes: Sequence[Outcome]) -> tuple[str, b
 @dataclass(frozen=True, slots=True)
 class Applied:
     """What one apply did, for its report: the plan it carried out, the outcome of each action
-    (``report`` is None when there was nothing to do), the API calls made, notes learnt."""
+    (``report`` is None when no API call was to be made), the API calls made, notes learnt,
+    and how many of the plan's record changes it saved."""
 
     plan: Plan
     report: ApplyReport | None
     stats: ClientStats
     learnt: tuple[str, ...] = ()
+    records_changed: int = 0
 
     @property
     def changed(self) -> bool:
-        """Whether any action was carried out: what ``--detailed-exitcode`` tells apart."""
-        return self.report is not None and self.report.count("done") > 0
+        """Whether any action was carried out or any record change saved: what
+        ``--detailed-exitcode`` tells apart (the plan counted both as changes)."""
+        done = self.report is not None and self.report.count("done") > 0
+        return done or self.records_changed > 0
 
 
 def apply_data(applied: Applied) -> dict[str, Any]:
@@ -111,6 +116,7 @@ def apply_data(applied: Applied) -> dict[str, Any]:
         "complete": report.complete,
         "refused": report.refused,
         "counts": {s: report.count(s) for s in ("done", "failed", "skipped", "unknown")},
+        "record_changes": applied.records_changed,
         "actions": [
             {
                 "id": outcome.action.id,
@@ -134,9 +140,15 @@ def apply_data(applied: Applied) -> dict[str, Any]:
 
 def render_apply_text(applied: Applied) -> str:
     """The summary line (the plan, notes and problems went to the terminal as they came)."""
+    saved = (
+        f"Records saved: {plural(applied.records_changed, 'record change')}; the site was not "
+        "changed by them.\n"
+        if applied.records_changed
+        else ""
+    )
     if applied.report is None:
-        return ""
-    return "\n" + summary_line(applied.report, applied.stats) + "\n"
+        return "\n" + saved if saved else ""
+    return "\n" + summary_line(applied.report, applied.stats) + "\n" + saved
 
 
 def render_apply_json(applied: Applied) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconciler.engine.drift import CATEGORIES
+from reconciler.engine.drift import CATEGORIES, DRIFT_CATEGORIES
+from reconciler.findings import plural
+from reconciler.render.escape import code_fence, code_span, markdown_text, visible
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.lines import Line, unmanaged_summary
 from reconciler.render.markdown import trim
@@ -16,6 +18,7 @@ TITLES = {
     "extra": "Extra (left the manifest, still on the site)",
     "changed": "Changed (members differ)",
     "needs_replacement": "Needs replacement (settings differ; replacement destroys all files)",
+    "records": "Records only (the tool's records are behind; the next apply saves them)",
     "unmanaged": "Unmanaged (on the site, never in the manifest; left alone)",
     "unobservable": "Unobservable (the site does not report these facts)",
 }
@@ -24,7 +27,15 @@ STYLES = {
     "extra": "delete",
     "changed": "change",
     "needs_replacement": "warning",
+    "records": "change",
 }
+
+
+ACCESS_TITLE = "Access (who can reach what on the site, against the manifest)"
+
+
+def _access(item: dict[str, Any]) -> str:
+    return f"  {item['detail']}"
 
 
 def _entry(item: dict[str, Any]) -> str:
@@ -36,7 +47,11 @@ def _verdict(report: dict[str, Any]) -> str:
     if report["in_sync"]:
         return "In sync: the site matches the manifest."
     counts = ", ".join(
-        f"{len(report[c])} {c.replace('_', ' ')}" for c in CATEGORIES[:4] if report[c]
+        plural(len(report[c]), "record change")
+        if c == "records"
+        else f"{len(report[c])} {c.replace('_', ' ')}"
+        for c in DRIFT_CATEGORIES
+        if report[c]
     )
     if "since_last" in report:  # only the new items are listed
         return f"Drift: {counts or 'nothing'} new; the site still differs from the manifest."
@@ -72,6 +87,13 @@ def drift_lines(report: dict[str, Any], *, show_unmanaged: bool = False) -> list
         else:
             lines += [Line(_entry(item), STYLES.get(category, "dim")) for item in items]
         lines.append(Line(""))
+    access = report.get("access", [])
+    if access:
+        lines += [
+            Line(f"{ACCESS_TITLE}:", "heading"),
+            *(Line(_access(i), "change") for i in access),
+        ]
+        lines.append(Line(""))
     lines.append(Line(_verdict(report), "heading"))
     return lines
 
@@ -88,18 +110,36 @@ def render_drift_json(report: dict[str, Any]) -> str:
 
 def render_drift_markdown(report: dict[str, Any]) -> str:
     out = [
-        f"### site-reconciler drift report for `{report['site']}`",
+        f"### site-reconciler drift report for {code_span(report['site'])}",
         "",
         f"**{_verdict(report)}**",
         "",
-        *(f"_{text}_\n" for text in _since_last(report)),
+        *(f"_{markdown_text(text)}_\n" for text in _since_last(report)),
     ]
     for category in CATEGORIES:
         items = report[category]
         if items:
-            out += [f"<details><summary>{TITLES[category]} ({len(items)})</summary>", "", "```text"]
-            out += [_entry(item) for item in items] + ["```", "", "</details>", ""]
+            out += _block(f"{TITLES[category]} ({len(items)})", [_entry(i) for i in items])
+    access = report.get("access", [])
+    if access:
+        out += _block(f"{ACCESS_TITLE} ({len(access)})", [_access(i) for i in access])
     return trim("\n".join(out) + "\n")
+
+
+def _block(title: str, entries: list[str]) -> list[str]:
+    """A collapsible code block of ``entries``, shown as written: no entry can close it."""
+    shown = [visible(entry) for entry in entries]
+    fence = code_fence(shown)
+    return [
+        f"<details><summary>{title}</summary>",
+        "",
+        fence + "text",
+        *shown,
+        fence,
+        "",
+        "</details>",
+        "",
+    ]
 
 
 DRIFT_FORMATS: Formats[dict[str, Any]] = Formats(

@@ -89,22 +89,38 @@ def change_lines(change: Change) -> list[Line]:
     return lines
 
 
+RECORDS_HEADING = "The tool's records will change (the site is not changed):"
+
+
+def record_lines(plan: Plan) -> list[Line]:
+    return [Line(f"  ~ {change.describe()}", "change") for change in plan.changed_records]
+
+
 def _calls(count: int) -> str:
     return f"{count} API call" + ("" if count == 1 else "s")
 
 
 def summary_line(plan: Plan) -> str:
     counts = plan.summary
+    saved = len(plan.changed_records)
+    records = plural(saved, "record change")
     if not plan.actions:
-        return "No changes." + (
+        replacing = (
             f" {counts['needs_replacement']} workspace(s) need replacement (see above)."
             if counts["needs_replacement"]
-            else " The site matches the manifest."
+            else ""
         )
+        if saved:
+            return (
+                f"Plan: {records} (the tool's records only): no API calls, the site is not "
+                f"changed; apply saves {'it' if saved == 1 else 'them'}.{replacing}"
+            )
+        return "No changes." + (replacing or " The site matches the manifest.")
     calls = ", ".join(f"{m} {n}" for m, n in plan.calls_by_method().items())
+    also = f" {records} (the tool's records only)." if saved else ""
     return (
         f"Plan: {counts['create']} to create, {counts['change']} to change, "
-        f"{counts['delete']} to delete. {_calls(counts['api_calls'])} ({calls})."
+        f"{counts['delete']} to delete. {_calls(counts['api_calls'])} ({calls}).{also}"
     )
 
 

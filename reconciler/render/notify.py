@@ -7,24 +7,22 @@ from typing import Any
 
 from reconciler.engine.drift_news import NEWS_CATEGORIES, DriftNews
 from reconciler.render.drift import TITLES
+from reconciler.render.escape import slack_text
 
 LISTED = 20  # items named in the message; the rest are counted (the JSON keys have them all)
-
-
-def _slack(text: str) -> str:
-    """Escape what Slack's mrkdwn reads as markup (names come from the site)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def notification_text(news: DriftNews) -> str:
     report = news.report
     since = f"since the last report ({news.since})" if news.since else "(first report)"
-    lines = [f"*site-reconciler drift on {_slack(str(report['site']))}*: {news.count} new {since}"]
+    lines = [
+        f"*site-reconciler drift on {slack_text(str(report['site']))}*: {news.count} new {since}"
+    ]
     items = [(c, item) for c in NEWS_CATEGORIES for item in news.new.get(c, [])]
     for category, item in items[:LISTED]:
         name = f'{item["kind"]} "{item["name"]}": ' if item["name"] else ""
         title = TITLES[category].split(" (")[0]
-        lines.append(_slack(f"• {title}: {name}{item['detail']}"))
+        lines.append(slack_text(f"• {title}: {name}{item['detail']}"))
     if len(items) > LISTED:
         lines.append(f"… and {len(items) - LISTED} more")
     if news.resolved:

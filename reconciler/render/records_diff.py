@@ -8,6 +8,7 @@ from typing import Any
 
 from reconciler import codec
 from reconciler.engine.records_diff import RecordChange
+from reconciler.render.escape import markdown_text, visible
 from reconciler.render.formats import Format, Formats, View
 
 _MARK = {"added": "+", "removed": "-", "changed": "~"}
@@ -60,16 +61,22 @@ def _json(diff: RecordsDiff, view: View) -> str:
 
 
 def _markdown(diff: RecordsDiff, view: View) -> str:
-    rows = [f"| {c.change} | {c.kind} | {c.name} | {c.field or ''} | {_value(c.before)} | "
-            f"{_value(c.after)} |" for c in diff.changes]  # fmt: skip
+    rows = [
+        "| " + " | ".join(markdown_text(cell) for cell in _cells(c)) + " |" for c in diff.changes
+    ]
     head = ["| change | kind | name | field | before | after |", "|---|---|---|---|---|---|"]
     body = [*head, *rows] if rows else ["No changes."]
-    return "\n".join([f"### {diff.title}", "", *body]) + "\n"
+    return "\n".join([f"### {markdown_text(diff.title)}", "", *body]) + "\n"
+
+
+def _cells(change: RecordChange) -> tuple[str, ...]:
+    before, after = _value(change.before), _value(change.after)
+    return (change.change, change.kind, change.name, change.field or "", before, after)
 
 
 def _text(diff: RecordsDiff, view: View) -> str:
-    lines = [_line(c) for c in diff.changes] or ["No changes."]
-    return "\n".join([f"{diff.title}:", *("  " + line for line in lines)]) + "\n"
+    lines = [visible(_line(c)) for c in diff.changes] or ["No changes."]
+    return "\n".join([f"{visible(diff.title)}:", *("  " + line for line in lines)]) + "\n"
 
 
 RECORDS_DIFF_FORMATS: Formats[RecordsDiff] = Formats(

@@ -5,11 +5,15 @@ from __future__ import annotations
 import io
 
 from reconciler.engine.plan import Plan
+from reconciler.render.access_plan import access_section
+from reconciler.render.escape import visible
 from reconciler.render.lines import (
+    RECORDS_HEADING,
     Line,
     change_lines,
     left_alone_lines,
     notice_lines,
+    record_lines,
     safety_lines,
     summary_line,
 )
@@ -34,7 +38,9 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> list[Line]:
         for change in plan.changes:
             lines += [Line(""), *change_lines(change)]
         lines.append(Line(""))
+    lines += access_section(plan.access)
     sections = (
+        (RECORDS_HEADING, record_lines(plan)),
         ("Left alone:", left_alone_lines(plan, list_unmanaged=show_unmanaged)),
         (
             "Could not be observed (reported, not guessed):",
@@ -51,16 +57,19 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> list[Line]:
 
 
 def render_lines(lines: list[Line], *, color: bool) -> str:
-    """Lines as text, with ANSI colours when ``color`` is true."""
+    """Lines as text, with ANSI colours when ``color`` is true; a control character a name
+    holds is shown as an escape (``render/escape.py``), never sent to the terminal."""
     if not color:
-        return "\n".join(line.text for line in lines) + "\n"
+        return "\n".join(visible(line.text) for line in lines) + "\n"
     from rich.console import Console  # only a terminal needs colours: keep start-up light
     from rich.text import Text
 
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, color_system="standard", width=10_000)
     for line in lines:
-        console.print(Text(line.text, style=RICH_STYLES.get(line.style, "")), soft_wrap=True)
+        console.print(
+            Text(visible(line.text), style=RICH_STYLES.get(line.style, "")), soft_wrap=True
+        )
     return buffer.getvalue()
 
 

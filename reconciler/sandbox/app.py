@@ -54,9 +54,10 @@ async def abort_connection(send: Send) -> bool:
     """
     cycle = getattr(send, "__self__", None)
     transport = getattr(cycle, "transport", None)
-    if not isinstance(transport, asyncio.Transport):
+    abort = getattr(transport, "abort", None)  # uvloop's transports are not asyncio.Transport
+    if not callable(abort):
         return False
-    transport.abort()
+    abort()
     for _ in range(100):
         if getattr(cycle, "disconnected", True):
             break

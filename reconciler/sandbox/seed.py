@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from reconciler.identity import path_key, username_key
 from reconciler.sandbox.auth import signing_key
 from reconciler.sandbox.errors import SeedError
 from reconciler.sandbox.params import has_control_characters
@@ -170,8 +171,8 @@ def _users(entries: list[Mapping[str, Any]]) -> list[NewUser]:
         # usernames and e-mails are unique regardless of case, as user_add holds them
         for field, value, key in (
             ("id", user.id, user.id),
-            ("username", user.username, user.username.lower()),
-            ("email", user.email, user.email.lower()),
+            ("username", user.username, username_key(user.username)),
+            ("email", user.email, username_key(user.email)),
             ("api_key", api_key, api_key),
         ):
             if key is None:
@@ -186,14 +187,14 @@ def _users(entries: list[Mapping[str, Any]]) -> list[NewUser]:
 def _resolver(users: list[NewUser]) -> Any:
     by_id = {user.id: user.id for user in users}
     by_name = {user.username: user.id for user in users}
-    by_email = {user.email.lower(): user.id for user in users}
+    by_email = {username_key(user.email): user.id for user in users}
 
     def resolve(ref: object, where: str) -> int:
         found: int | None = None
         if isinstance(ref, int) and not isinstance(ref, bool):
             found = by_id.get(ref)
         elif isinstance(ref, str):
-            found = by_name.get(ref) or by_email.get(ref.lower())
+            found = by_name.get(ref) or by_email.get(username_key(ref))
             if found is None and ref.isdigit():
                 found = by_id.get(int(ref))
         if found is None:
@@ -225,11 +226,12 @@ def _workspaces(
         if problem:
             raise SeedError(f"{where}.name: {problem}")
         path = workspace_path(name)
-        if path in paths and not allow_duplicates:
+        if path_key(path) in paths and not allow_duplicates:
             raise SeedError(
-                f"{where}.name: {name!r} gives the path {path}, already used by {paths[path]}"
+                f"{where}.name: {name!r} gives the path {path}, already used by "
+                f"{paths[path_key(path)]} (compared without regard to case or width)"
             )
-        paths[path] = where
+        paths[path_key(path)] = where
         workspace_id = _id(entry, where)
         if workspace_id is not None:
             if workspace_id in ids:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from reconciler.identity import username_key
 from reconciler.sandbox.rows import (
     GroupRow,
     NewGroup,
@@ -117,19 +118,24 @@ class Store:
         return [user_row(row) for row in rows]
 
     def holder_of(self, *, username: str, email: str) -> tuple[UserRow | None, UserRow | None]:
-        """The users already holding ``username`` and ``email``, each compared without case.
+        """The users already holding ``username`` and ``email``, each compared as the site
+        compares them (``username_key``: without regard to case or width).
 
-        ``NOCASE`` folds ASCII letters only, which is enough: ``user_add`` accepts ASCII
-        usernames only, and e-mail addresses are compared the way the seed compares them.
+        ``NOCASE`` folds ASCII letters only: it finds the ASCII holders fast, and the few
+        values with other characters (a seed's) are compared in full.
         """
         found: list[UserRow | None] = []
         for column, value in (("username", username), ("email", email)):
             row = self._conn.execute(
                 f"SELECT {USER_COLUMNS} FROM users WHERE {column} = ? COLLATE NOCASE "
-                "ORDER BY id LIMIT 1",
+                f"OR {column} GLOB '*[^ -~]*' ORDER BY id",
                 (value,),
-            ).fetchone()
-            found.append(None if row is None else user_row(row))
+            )
+            holders = (user_row(r) for r in row)
+            key = username_key(value)
+            found.append(
+                next((u for u in holders if username_key(getattr(u, column)) == key), None)
+            )
         return found[0], found[1]
 
     def add_user(self, user: NewUser, now: int) -> int:

@@ -1,45 +1,98 @@
-"""Run the shipped CI templates' shell steps here, as GitHub Actions and GitLab CI would.
+"""Fresh CI runners on this machine, for the shipped templates' jobs.
 
-A job's ``run:``/``script:`` blocks are extracted from the YAML and run with bash in a
-"checkout" directory, with the environment the template declares (its ``${{ }}`` expressions
-or ``$VARIABLES`` resolved from the secrets and event a test gives) and nothing of this
-process's environment but ``PATH`` (so ``reconciler`` is the installed console script), ``HOME``
-and the locale. Steps that call hosted actions (checkout, setup-python, artefacts) are played
-by the harness: artefacts are copied between jobs through a directory. The install step is not
-run (no network here); the tests check instead that it installs the version of this checkout.
+``ci_github`` and ``ci_gitlab`` read the jobs from the templates and run their steps unedited;
+this module gives each job the runner a hosted one would:
 
-The forges' comment endpoints the jobs call are played by ``tests.support.forge_api``.
+* an empty directory holding the repository: a copy of the test's checkout (GitHub's
+  ``actions/checkout``, GitLab's clone);
+* a Python with pip and without the tool (``actions/setup-python``, GitLab's
+  ``python:3.12-slim`` image): a new virtual environment for every job. Its site-packages
+  reaches, read-only, the tool's *dependencies* and pip, installed once per test session from
+  the configured index (the runner's warm cache: a job's install takes under a second instead
+  of ten). The tool itself is not there: the job's own install step installs it, as shipped,
+  from ``RECONCILER_INSTALL``, which the tests point at a directory holding the wheel of this
+  checkout, built once per session (``pip wheel --no-deps``);
+* an environment of its own: ``PATH`` (that Python first), ``HOME``, the locale, ``CI=true``,
+  the machine's ``PIP_*`` settings (the configured index) and the forge's variables; nothing
+  else of this process's.
+
+The environments live outside pytest's temporary tree and are removed after their job: the
+installed tool carries the sandbox's demo keys, which the suite's secret scan must not find in
+a test's files. Every job's log joins ``JOB_LOGS``, which the secret scan reads.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
-import re
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Mapping
+import tempfile
+import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from tests.support.loopback import REPO, TRANSCRIPTS
 
-GITHUB_WORKFLOW = REPO / "ci" / "github" / "site-reconciler.yml"
-GITLAB_TEMPLATE = REPO / "ci" / "gitlab" / "site-reconciler.gitlab-ci.yml"
+VERSION: str = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+WHEEL_SOURCES = ("pyproject.toml", "README.md", "reconciler", "schemas")
+"""What a wheel of this checkout is built from (the Dockerfile's build stage copies the same)."""
 JOB_LOGS: list[str] = []
 """Every job's log and summary, for the suite-wide secret scan (and the tests' own checks)."""
 TRANSCRIPTS.append(JOB_LOGS)
-INSTALL = 'pip install --quiet "site-reconciler==$RECONCILER_VERSION"'
 
 
-def base_environment() -> dict[str, str]:
-    """What a fresh runner has before the template's own variables: a PATH with the tool."""
-    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
-    return {"PATH": path, "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
+@dataclass(frozen=True)
+class ToolBuild:
+    """The tool as the tests install it: ``wheels`` holds only this checkout's wheel (what
+    ``RECONCILER_INSTALL`` names), ``packages`` its dependencies and pip (the runners' cache)."""
+
+    wheels: Path
+    packages: Path
+
+    @property
+    def wheel(self) -> Path:
+        (wheel,) = self.wheels.glob("site_reconciler-*.whl")
+        return wheel
+
+
+def build_tool(root: Path) -> ToolBuild:
+    """The wheel and the dependencies, made once under ``root`` whichever test process of the
+    session comes first (the pytest-xdist workers share ``root``; a lock orders them)."""
+    root.mkdir(parents=True, exist_ok=True)
+    build = ToolBuild(root / "wheels", root / "packages")
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / ".built").exists():
+            _build(build, root / "source")
+            (root / ".built").touch()
+    return build
+
+
+def _build(build: ToolBuild, source: Path) -> None:
+    shutil.rmtree(source, ignore_errors=True)
+    source.mkdir()
+    for name in WHEEL_SOURCES:
+        origin = REPO / name
+        if origin.is_dir():
+            shutil.copytree(
+                origin, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
+            )
+        else:
+            shutil.copy(origin, source / name)
+    pip = [sys.executable, "-m", "pip", "--quiet"]
+    _check([*pip, "wheel", "--no-deps", "--wheel-dir", str(build.wheels), str(source)])
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    _check([*pip, "install", "--target", str(build.packages), "pip", *project["dependencies"]])
+    shutil.rmtree(source)
+
+
+def _check(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:6])} … failed:\n{done.stdout}{done.stderr}")
 
 
 @dataclass
@@ -48,278 +101,110 @@ class JobRun:
 
     job: str
     exit_code: int
-    log: str
+    log: str = ""
     outputs: dict[str, str] = field(default_factory=dict)
     summary: str = ""
     steps_run: list[str] = field(default_factory=list)
+    skipped: bool = False  # its condition was false: nothing ran
+    allowed_to_fail: bool = False  # GitLab: a failure the job declares allowed (drift's 2)
 
 
-def run_script(script: str, cwd: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    """A step's script as both forges run it: bash, stop at the first failing command."""
-    path = cwd.parent / f".step-{os.getpid()}-{threading.get_ident()}.sh"
-    path.write_text(script, encoding="utf-8")
-    try:
-        return subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(path)],
-            cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-    finally:
-        path.unlink()
+class Runner:
+    """A fresh runner for one job: ``work`` holds the checkout; ``setup_python`` gives it a
+    Python (with the tool already in it only when the job's image has it)."""
 
+    def __init__(self, root: Path, checkout: Path, tool: ToolBuild) -> None:
+        self.root = root
+        self.work = root / "work"
+        self.home = root / "home"
+        self.tool = tool
+        shutil.rmtree(root, ignore_errors=True)
+        self.home.mkdir(parents=True)
+        shutil.copytree(checkout, self.work, symlinks=True)
+        self._python: Path | None = None
 
-# --- GitHub Actions -------------------------------------------------------------------------
-
-_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-
-
-@dataclass
-class GithubContext:
-    """The contexts expressions read: ``github.*``, ``secrets.*``, ``steps.*``, ``needs.*``."""
-
-    event_name: str
-    secrets: dict[str, str]
-    api_url: str
-    pull_request: int | None = None
-    token: str = "ghs-test-token"
-    repository: str = "acme/site"
-    needs: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def lookup(self, name: str, steps: Mapping[str, dict[str, str]]) -> str:
-        parts = name.split(".")
-        if parts[0] == "secrets":
-            return self.secrets.get(parts[1], "")
-        if name == "github.token":
-            return self.token
-        if name == "github.event_name":
-            return self.event_name
-        if name == "github.event.pull_request.number":
-            return str(self.pull_request) if self.pull_request else ""
-        if name == "github.ref":
-            return "refs/heads/main"
-        if parts[0] == "steps" and parts[2] == "outputs":
-            return steps.get(parts[1], {}).get(parts[3], "")
-        if parts[0] == "needs" and parts[2] == "outputs":
-            return self.needs.get(parts[1], {}).get(parts[3], "")
-        raise AssertionError(f"the test harness does not know the expression {name!r}")
-
-    def evaluate(self, expression: str, steps: Mapping[str, dict[str, str]]) -> str | bool:
-        """The subset of GitHub's expression language the template uses: context names,
-        string literals, ``==``, ``!=``, ``&&``, ``||`` and ``always()``."""
-        tokens = re.findall(
-            r"'[^']*'|&&|\|\||==|!=|[A-Za-z_][\w.-]*\(\)|[A-Za-z_][\w.-]*", expression
-        )
-        assert "".join(tokens) == re.sub(r"\s+", "", expression), f"cannot read {expression!r}"
-        python: list[str] = []
-        for token in tokens:
-            if token.startswith("'"):
-                python.append(repr(token[1:-1]))
-            elif token in ("&&", "||"):
-                python.append(" and " if token == "&&" else " or ")
-            elif token in ("==", "!="):
-                python.append(f" {token} ")
-            elif token == "always()":
-                python.append("True")
-            else:
-                python.append(repr(self.lookup(token, steps)))
-        value = eval("".join(python))  # only literals built above
-        return value if isinstance(value, bool) else str(value)
-
-    def substitute(self, text: str, steps: Mapping[str, dict[str, str]]) -> str:
-        return _EXPRESSION.sub(lambda found: str(self.evaluate(found[1], steps)), str(text))
-
-
-def load_github_workflow() -> dict[str, Any]:
-    loaded: dict[Any, Any] = yaml.safe_load(GITHUB_WORKFLOW.read_text(encoding="utf-8"))
-    on = loaded.pop(True, None)  # YAML 1.1 reads the key `on` as true
-    return {**loaded, "on": on if on is not None else loaded.get("on")}
-
-
-def github_jobs_for(workflow: dict[str, Any], context: GithubContext) -> list[str]:
-    """The jobs an event starts (``if:`` true), in the order ``needs`` allows; a job that
-    needs others is listed when they are (its ``if:`` reads their outputs when it runs)."""
-    chosen: list[str] = []
-    for name, job in workflow["jobs"].items():
-        needs = job.get("needs", [])
-        if needs:
-            if all(need in chosen for need in ([needs] if isinstance(needs, str) else needs)):
-                chosen.append(name)
-        elif "if" not in job or context.evaluate(job["if"], {}) is True:
-            chosen.append(name)
-    return chosen
-
-
-def run_github_job(
-    workflow: dict[str, Any],
-    name: str,
-    checkout: Path,
-    artifacts: Path,
-    context: GithubContext,
-    *,
-    overrides: Mapping[str, str] | None = None,
-) -> JobRun | None:
-    """One job, step by step; ``None`` when its ``if:`` is false (a skipped job)."""
-    job = workflow["jobs"][name]
-    if "if" in job and context.evaluate(job["if"], {}) is not True:
-        return None
-    steps: dict[str, dict[str, str]] = {}
-    env = base_environment()
-    for scope in (workflow.get("env", {}), job.get("env", {})):
-        env.update({key: context.substitute(value, steps) for key, value in scope.items()})
-    env.update(overrides or {})
-    work = checkout.parent / f"{checkout.name}-{name}"
-    shutil.rmtree(work, ignore_errors=True)
-    summary_file = checkout.parent / f"summary-{name}.md"
-    summary_file.write_text("")
-    env.update(
-        GITHUB_API_URL=context.api_url, GITHUB_REPOSITORY=context.repository,
-        GITHUB_STEP_SUMMARY=str(summary_file), GITHUB_EVENT_NAME=context.event_name, CI="true",
-    )  # fmt: skip
-    run = JobRun(name, 0, "")
-    for step in job["steps"]:
-        condition = step.get("if")
-        failed = run.exit_code != 0
-        if condition is None and failed:
-            continue
-        if condition is not None and context.evaluate(condition, steps) is not True:
-            continue
-        if failed and condition != "always()":
-            continue
-        if "uses" in step:
-            _play_action(step, work, artifacts, checkout)
-            run.steps_run.append(step["uses"])
-            continue
-        script = step["run"]
-        assert "${{" not in script, f"an expression inside a script: {step.get('name')}"
-        if script.strip() == INSTALL:
-            run.steps_run.append("install")
-            continue
-        step_env = dict(env)
-        step_env.update({k: context.substitute(v, steps) for k, v in step.get("env", {}).items()})
-        output_file = checkout.parent / f"output-{name}"
-        output_file.write_text("")
-        step_env["GITHUB_OUTPUT"] = str(output_file)
-        done = run_script(script, work, step_env)
-        run.log += done.stdout + done.stderr
-        run.steps_run.append(step.get("name", "run"))
-        if "id" in step:
-            steps[step["id"]] = dict(
-                line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line
+    def setup_python(self, *, with_tool: bool = False, cache: bool = True) -> None:
+        """A new virtual environment without pip; ``cache`` lets it see the dependencies and
+        pip (else it is bare, and gets pip only); ``with_tool``: an image with the tool."""
+        self._python = Path(tempfile.mkdtemp(prefix="reconciler-runner-"))
+        venv = self._python / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        (site_packages,) = venv.glob("lib/python3*/site-packages")
+        if cache:
+            (site_packages / "_runner_cache.pth").write_text(f"{self.tool.packages}\n")
+        else:
+            subprocess.run(
+                [str(venv / "bin" / "python"), "-m", "ensurepip", "--upgrade"],
+                check=True,
+                capture_output=True,
             )
-        if done.returncode != 0:
-            run.exit_code = done.returncode
-    run.outputs = {
-        key: context.substitute(value, steps) for key, value in job.get("outputs", {}).items()
-    }
-    run.summary = summary_file.read_text()
-    JOB_LOGS.extend([run.log, run.summary])
-    return run
+        if with_tool:
+            pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps"]
+            subprocess.run([*pip, str(self.tool.wheel)], check=True, env=self.environment())
+
+    def environment(self) -> dict[str, str]:
+        """What a runner starts a job with, before the forge's own variables."""
+        bins = [str(self._python / "venv" / "bin")] if self._python else []
+        env = {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
+        env.update(
+            PATH=os.pathsep.join([*bins, "/usr/bin", "/bin"]),
+            HOME=str(self.home),
+            LANG="C.UTF-8",
+            CI="true",
+            PIP_DISABLE_PIP_VERSION_CHECK="1",
+        )
+        return env
+
+    def run(self, script: str, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+        """A step's script as both forges run it: bash, stopping at the first failing command."""
+        path = self.root / f".step-{os.getpid()}.sh"
+        path.write_text(script, encoding="utf-8")
+        try:
+            return subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(path)],
+                cwd=self.work,
+                env=dict(env),
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        finally:
+            path.unlink()
+
+    def close(self) -> None:
+        if self._python is not None:
+            shutil.rmtree(self._python, ignore_errors=True)
+            self._python = None
 
 
-def _play_action(step: dict[str, Any], work: Path, artifacts: Path, checkout: Path) -> None:
-    """What the hosted actions the template uses would do, on this machine."""
-    action = step["uses"].split("@")[0]
-    options = step.get("with", {})
-    if action == "actions/checkout":
-        shutil.copytree(checkout, work)
-    elif action == "actions/setup-python":
-        assert str(options["python-version"]) >= "3.11"
-    elif action == "actions/upload-artifact":
-        target = artifacts / options["name"]
-        target.mkdir(parents=True, exist_ok=True)
-        for line in str(options["path"]).split():
-            if (work / line).is_dir():
-                shutil.copytree(work / line, target / line, dirs_exist_ok=True)
-            elif (work / line).exists():
-                shutil.copy(work / line, target / line)
+class Artifacts:
+    """A run's artefact store: what one job uploads, a later job of the run downloads."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def upload(self, name: str, work: Path, paths: Iterable[str], *, hidden: bool = True) -> bool:
+        """Keep ``paths`` of ``work`` under ``name``; whether any existed. Without ``hidden``
+        files and directories whose name starts with a dot are left out (upload-artifact)."""
+        target = self.root / name
+        found = False
+        for path in paths:
+            source = work / path.rstrip("/")
+            if not source.exists():
+                continue
+            found = True
+            if source.is_dir():
+                ignore = None if hidden else shutil.ignore_patterns(".*")
+                shutil.copytree(
+                    source, target / path.rstrip("/"), dirs_exist_ok=True, ignore=ignore
+                )
             else:
-                assert options.get("if-no-files-found") == "ignore", f"{line} missing"
-    elif action == "actions/download-artifact":
-        for path in (artifacts / options["name"]).iterdir():
-            if path.is_dir():
-                shutil.copytree(path, work / path.name, dirs_exist_ok=True)
-            else:
-                shutil.copy(path, work / path.name)
-    else:
-        raise AssertionError(f"the template uses an action the harness cannot play: {action}")
+                (target / path).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, target / path)
+        return found
 
+    def download(self, name: str, work: Path) -> None:
+        shutil.copytree(self.root / name, work, dirs_exist_ok=True)
 
-# --- GitLab CI ------------------------------------------------------------------------------
-
-
-def load_gitlab_template() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(GITLAB_TEMPLATE.read_text(encoding="utf-8"))
-    return data
-
-
-def gitlab_job(template: dict[str, Any], name: str) -> dict[str, Any]:
-    """A job with its ``extends`` merged in (one level, as the template uses it)."""
-    job = dict(template[name])
-    base = job.pop("extends", None)
-    return {**template[base], **job} if base else job
-
-
-def gitlab_rule_matches(rule: str, variables: Mapping[str, str]) -> bool:
-    """``$A == "x" && $B == $C`` -- the subset of GitLab's rules the template uses."""
-    python = re.sub(r"\$(\w+)", lambda found: repr(variables.get(found[1], "")), rule)
-    python = python.replace("&&", " and ").replace("||", " or ")
-    assert re.fullmatch(r"('[^']*'|\"[^\"]*\"|==|!=| and | or |\s)+", python), rule
-    return bool(eval(python))  # only literals and operators, checked above
-
-
-def gitlab_jobs_for(template: dict[str, Any], variables: Mapping[str, str]) -> list[str]:
-    chosen = []
-    for name in template:
-        if name.startswith(".") or not isinstance(template[name], dict):
-            continue
-        if "script" not in gitlab_job(template, name):
-            continue
-        rules = gitlab_job(template, name).get("rules", [])
-        if any(gitlab_rule_matches(rule["if"], variables) for rule in rules):
-            chosen.append(name)
-    return chosen
-
-
-def run_gitlab_job(
-    template: dict[str, Any],
-    name: str,
-    checkout: Path,
-    artifacts: Path,
-    variables: Mapping[str, str],
-) -> JobRun:
-    """``before_script`` (the install is checked, not run) and ``script`` in one shell, as the
-    runner does; artefacts of the jobs it ``needs`` are copied in, its own kept, and a dotenv
-    report becomes variables of the jobs that need it."""
-    job = gitlab_job(template, name)
-    env = base_environment()
-    env.update({key: str(value) for key, value in template.get("variables", {}).items()})
-    env.update(variables)
-    work = checkout.parent / f"{checkout.name}-{name.replace(':', '-')}"
-    shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(checkout, work)
-    for needed in job.get("needs", []):
-        source = artifacts / needed
-        for path in source.iterdir():
-            if path.is_dir():
-                shutil.copytree(path, work / path.name, dirs_exist_ok=True)
-            elif path.name == ".dotenv":
-                env.update(dict(line.split("=", 1) for line in path.read_text().splitlines()))
-            else:
-                shutil.copy(path, work / path.name)
-    before = list(job.get("before_script", []))
-    assert before == [INSTALL], before
-    done = run_script("\n".join(job["script"]) + "\n", work, env)
-    run = JobRun(name, done.returncode, done.stdout + done.stderr, steps_run=["install"])
-    JOB_LOGS.append(run.log)
-    kept = job.get("artifacts", {})
-    if done.returncode == 0 or kept.get("when") == "always":
-        target = artifacts / name
-        target.mkdir(parents=True, exist_ok=True)
-        for path in kept.get("paths", []):
-            if (work / path).is_dir():
-                shutil.copytree(work / path, target / path, dirs_exist_ok=True)
-            elif (work / path).exists():
-                shutil.copy(work / path, target / path)
-        dotenv = kept.get("reports", {}).get("dotenv")
-        if dotenv and (work / dotenv).exists():
-            shutil.copy(work / dotenv, target / ".dotenv")
-    return run
+    def path(self, name: str) -> Path:
+        return self.root / name

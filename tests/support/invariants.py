@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Literal
 
+from reconciler.identity import NameSet, name_key, same_name
 from tests.support.site_strategies import Expectation, WantedWorkspace
 
 Dump = Mapping[str, Any]
@@ -28,20 +29,28 @@ def name_counts(dump: Dump, kind: Kind) -> Counter[str]:
 
 
 def with_name(dump: Dump, kind: Kind, name: str) -> list[dict[str, Any]]:
-    return [item for item in objects(dump, kind).values() if item["name"] == name]
+    """The objects of ``name``, as the site compares names (``reconciler.identity``)."""
+    return [
+        item for item in objects(dump, kind).values() if same_name(kind[:-1], item["name"], name)
+    ]
 
 
 def duplicates_made(before: Dump, after: Dump) -> list[str]:
-    """Names the apply multiplied: more objects of a name than before, and more than one."""
+    """Names the apply multiplied: more objects of a name than before, and more than one
+    (names compared as the site compares them)."""
     problems = []
     for kind in KINDS:
-        was, now = name_counts(before, kind), name_counts(after, kind)
+        was, now = _identity_counts(before, kind), _identity_counts(after, kind)
         problems += [
             f'{kind[:-1]} "{name}": {was[name]} before the apply, {count} after'
             for name, count in now.items()
             if count > max(was[name], 1)
         ]
     return problems
+
+
+def _identity_counts(dump: Dump, kind: Kind) -> Counter[str]:
+    return Counter(name_key(kind[:-1], str(item["name"])) for item in dump[kind])
 
 
 def changed_objects(before: Dump, after: Dump, kind: Kind, ids: Iterable[int]) -> list[str]:
@@ -71,9 +80,9 @@ def undeclared_objects(
     dump: Dump, expectation: Expectation, managed_ids: Mapping[Kind, Collection[int]]
 ) -> dict[Kind, set[int]]:
     """IDs of the objects a manifest neither declares nor manages: no apply may touch them."""
-    declared: dict[Kind, Collection[str]] = {
-        "workspaces": expectation.workspaces,
-        "groups": expectation.groups,
+    declared = {
+        "workspaces": NameSet("workspace", expectation.workspaces),
+        "groups": NameSet("group", expectation.groups),
     }
     return {
         kind: {
@@ -95,7 +104,9 @@ def example_site_problems(before: Dump, after: Dump, expectation: Expectation) -
     for kind in KINDS:
         problems += changed_objects(before, after, kind, untouchable[kind])
         extra = set(objects(after, kind)) - set(objects(before, kind))
-        declared = expectation.workspaces if kind == "workspaces" else expectation.groups
+        declared = NameSet(
+            kind[:-1], expectation.workspaces if kind == "workspaces" else expectation.groups
+        )
         problems += [
             f"{kind[:-1]} {objects(after, kind)[i]['name']!r} (ID {i}) is not in the manifest"
             for i in sorted(extra)

@@ -118,6 +118,7 @@ def live_site(data: dict[str, Any]) -> LiveSite:
         groups,
         groups_listed=data.get("groups_listed", bool(groups)),
         caller_id=data.get("caller"),
+        users_complete=data.get("users_complete", False),
     )
 
 

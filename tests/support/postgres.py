@@ -326,13 +326,18 @@ def stop_shared_server(run_dir: Path) -> None:
             server.stop()
 
 
+IN_CI = os.environ.get("CI") == "true"
+"""Read once, when the test session imports this module: every test runs with ``CI`` removed
+from its environment (``tests/conftest.py``), since the tool itself reads it."""
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> PostgresServer:
     """The run's one server; skipped without binaries, failed under CI=true."""
     try:
         return shared_server()
     except PostgresUnavailable as exc:
-        if os.environ.get("CI") == "true":
+        if IN_CI:
             pytest.fail(f"{exc} (CI=true: these tests must run, not skip)")
         pytest.skip(str(exc))
 

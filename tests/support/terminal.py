@@ -132,7 +132,8 @@ class Screen:
 
 
 class Terminal:
-    """``reconciler ARGS`` running in a pseudo-terminal of ``rows`` x ``cols``."""
+    """``reconciler ARGS`` (or ``program ARGS``: a shell, say) running in a pseudo-terminal of
+    ``rows`` x ``cols``."""
 
     def __init__(
         self,
@@ -141,6 +142,7 @@ class Terminal:
         env: dict[str, str] | None = None,
         rows: int = 40,
         cols: int = 120,
+        program: list[str] | None = None,
     ) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
@@ -149,7 +151,7 @@ class Terminal:
             environment.pop(name, None)
         environment["TERM"] = "xterm-256color"
         self.process = subprocess.Popen(
-            [sys.executable, "-c", CONTROLLING_TTY, *reconciler_command(), *args],
+            [sys.executable, "-c", CONTROLLING_TTY, *(program or reconciler_command()), *args],
             cwd=cwd,
             env=environment,
             stdin=slave,

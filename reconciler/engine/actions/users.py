@@ -28,6 +28,7 @@ from reconciler.engine.actions.base import (
     WriteAction,
 )
 from reconciler.engine.records import Event, RecordedUser, Records, Tables
+from reconciler.identity import lookup, same_name
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -103,7 +104,7 @@ class UserAdd(WriteAction):
         return Settlement(remaining=self)
 
     def settle_from_live(self, live: LiveSite, records: Records) -> tuple[list[str], list[Event]]:
-        if self.username in records.users:
+        if lookup(records.users, "user", self.username) is not None:
             return [], []
         found = [u.id for u in live.users if _same(u.username, self.username)]
         if not found:
@@ -164,7 +165,7 @@ class UserAdd(WriteAction):
 
 
 def _same(a: str, b: str) -> bool:
-    return a.casefold() == b.casefold()
+    return same_name("user", a, b)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.identity import path_key, workspace_key
 from reconciler.sandbox.codec import IdList
 from reconciler.sandbox.errors import ApiError
 from reconciler.sandbox.methods.base import Call
@@ -71,21 +72,26 @@ def workspace_add(call: Call) -> dict[str, Any]:
 
 
 def _check_names(call: Call, names: list[str]) -> tuple[list[str], list[str]]:
-    """The problems of the names and the names without one, in the order entered."""
-    taken: dict[str, str] = {}  # path -> name of the workspace holding it
+    """The problems of the names and the names without one, in the order entered. A name is
+    taken when a workspace has its path, compared as the site compares names (``path_key``:
+    ``legal`` is taken by ``Legal``)."""
+    taken: dict[str, str] = {}  # path key -> name of the workspace holding it
     if not call.settings.allow_duplicate_workspace_names:
-        for ws in call.store.workspaces_at(workspace_path(name) for name in names if name.strip()):
-            taken.setdefault(ws.path, ws.name)
+        for _, held, path in call.store.workspace_names():
+            taken.setdefault(path_key(path), held)
     problems: list[str] = []
     valid: list[str] = []
     for name in names:
         problem = name_problem(name, length_in_bytes=call.settings.name_length_in_bytes)
         path = workspace_path(name)
-        if problem is None and path in taken:
-            holder = taken[path]
+        holder = taken.get(path_key(path))
+        if problem is None and holder is not None:
             problem = (
                 f"A workspace named {name!r} already exists."
                 if holder == name
+                else f"A workspace named {name!r} already exists as {holder!r}: names are "
+                "compared without regard to case or width."
+                if workspace_key(holder) == workspace_key(name)
                 else f"The name {name!r} gives the path {path}, which the workspace "
                 f"{holder!r} already has."
             )
@@ -94,5 +100,5 @@ def _check_names(call: Call, names: list[str]) -> tuple[list[str], list[str]]:
             continue
         valid.append(name)
         if not call.settings.allow_duplicate_workspace_names:
-            taken[path] = name
+            taken[path_key(path)] = name
     return problems, valid

@@ -1,0 +1,89 @@
+"""``reconciler access``: the job end to end -- read, judge, compare -- for the CLI to render.
+
+Reads the records (``root_access`` and overrides the tool knows; never written), reads the
+site as the report's scope needs (``read.py``), works out effective access (``effective.py``)
+and the findings (``findings.py``), and compares with an earlier report (``since.py``).
+Nothing is written anywhere: the CLI renders and writes the report.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from reconciler import __version__
+from reconciler.access.effective import Declarations, effective_access
+from reconciler.access.findings import access_findings, usual_domains
+from reconciler.access.model import (
+    ACCESS_FORMAT,
+    ACCESS_FORMAT_VERSION,
+    Access,
+    AccessReport,
+    ReportScope,
+)
+from reconciler.access.read import SiteRead, read_site
+from reconciler.access.since import compare
+from reconciler.access.words import counted
+from reconciler.engine import ledger
+from reconciler.engine.observe import Site
+from reconciler.engine.records import Records
+from reconciler.model import DesiredSite
+
+
+async def access_report(
+    site: Site,
+    scope: ReportScope,
+    desired: DesiredSite | None = None,
+    previous: tuple[AccessReport, str] | None = None,
+) -> AccessReport:
+    """Effective access on the site now, judged against ``desired`` when given, compared
+    with ``previous`` (an earlier report and where it was read from) when given."""
+    records = ledger.read(site.store).records
+    read = await read_site(site.client, scope, site.progress)
+    read_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    report = assemble(site.store.site, read_at, scope, read, records, desired)
+    if previous is not None:
+        earlier, origin = previous
+        report = replace(report, since=compare(earlier, report, origin))
+    return report
+
+
+def assemble(
+    site: str,
+    read_at: str,
+    scope: ReportScope,
+    read: SiteRead,
+    records: Records,
+    desired: DesiredSite | None,
+) -> AccessReport:
+    """The report of one read: a pure function (the golden files are made with it)."""
+    declared = Declarations.of(desired, read.users) if desired is not None else None
+    found = effective_access(read, records, declared)
+    usual = usual_domains(read.emails)
+    return AccessReport(
+        format=ACCESS_FORMAT,
+        format_version=ACCESS_FORMAT_VERSION,
+        site=site,
+        read_at=read_at,
+        tool_version=__version__,
+        scope=scope,
+        manifest=desired.files if desired is not None else None,
+        usual_domains=usual,
+        findings=access_findings(found.people, found.entries, usual),
+        workspaces=found.workspaces,
+        people=found.people,
+        entries=found.entries,
+        notes=(*read.notes, *_own_not_read(found.entries)),
+    )
+
+
+def _own_not_read(entries: tuple[Access, ...]) -> list[str]:
+    unread = sum(1 for e in entries if e.permissions_from == "user" and e.permissions is None)
+    if not unread:
+        return []
+    return [
+        f"The person's own permissions apply to {counted(unread, 'access', 'accesses')} (the "
+        "workspace has no permission override). A whole-site report does not read them: that "
+        "is one user_info call a person, more than a plan reads. --user or --workspace reads "
+        "them."
+    ]

@@ -1,0 +1,209 @@
+"""The typed access report and the access changes of a plan: plain frozen data, no I/O.
+
+An ``Access`` is one person's access to one workspace: how they reach it (a member, an
+administrator -- administrators reach every workspace), with what effective permissions and
+notifications (the workspace's override when it has one, else the person's own), the
+workspace's ``root_access``, whether the account is active and whether the manifest declares
+that access. Every fact the site did not report is ``None`` and said so, never guessed.
+
+The JSON report is this model written by the project's codec (``docs/access.md``); an
+earlier report is read back the same way, strictly, for ``--since``. ``AccessChange`` is what
+a plan gives or takes (``changes.py``); it lives here so ``engine/plan.py`` can carry it
+without importing the code that computes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from reconciler import codec
+
+ACCESS_FORMAT = "site-reconciler-access"
+ACCESS_FORMAT_VERSION = 1
+"""Raised when a key of the report changes meaning; new keys may be added within a version."""
+
+Origin = Literal["workspace", "user", "administrator", "unknown", "not a member"]
+"""Where a permission or notification set comes from: the workspace's override, the person's
+own settings, administrator status (every permission), not known (the site would not tell),
+or nowhere (notifications reach a workspace's members only)."""
+
+Declared = Literal["declared", "not declared", "unmanaged user"]
+"""Whether the manifest declares an access; "unmanaged user": the manifest never names them."""
+
+FindingKind = Literal[
+    "deactivated", "administrator", "undeclared", "unmanaged_user", "unusual_domain"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """Someone who can reach at least one workspace of the report."""
+
+    id: int
+    username: str
+    email: str
+    name: str
+    administrator: bool | None  # None: the site did not say
+    active: bool | None  # None: the site did not say
+    in_manifest: bool | None = None  # the manifest names them; None: no manifest given
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceFacts:
+    """A workspace of the report and the settings that decide its members' access."""
+
+    id: int
+    name: str
+    root_access: bool | None  # recorded by the tool; the site does not report it
+    permissions: frozenset[str] | None  # the permission override; None: none (own permissions)
+    notifications: frozenset[str] | None  # the notification override; None: none
+    observed: bool  # workspace_info answered: its members and overrides were read
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """One person's access to one workspace. Denormalised (e-mail, active, root_access) so that
+    one entry is one spreadsheet row and two reports compare entry by entry."""
+
+    workspace: str
+    workspace_id: int
+    person: str
+    user_id: int
+    email: str
+    active: bool | None
+    member: bool
+    administrator: bool
+    permissions: frozenset[str] | None  # None: not read (see ``permissions_from``)
+    permissions_from: Origin
+    notifications: frozenset[str] | None
+    notifications_from: Origin
+    root_access: bool | None
+    manifest: Declared | None = None  # None: no manifest given
+
+    @property
+    def via(self) -> str:
+        """How the person reaches the workspace, in words."""
+        ways = (("member", self.member), ("administrator", self.administrator))
+        return " + ".join(way for way, holds in ways if holds)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something an access review must look at, about one person."""
+
+    kind: FindingKind
+    person: str
+    user_id: int
+    detail: str
+    workspaces: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SignOff:
+    """Left empty by the tool: the reviewer fills it in the JSON report they sign off. Every
+    key is required on reading (no defaults), so a sign-off damaged into another shape is an
+    error rather than an empty one."""
+
+    reviewer: str | None
+    date: str | None
+    notes: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReportScope:
+    """What the report covers: ``--user`` and ``--workspace`` as given (empty: everything)."""
+
+    users: tuple[str, ...]
+    workspaces: tuple[str, ...]
+
+    @classmethod
+    def whole(cls) -> ReportScope:
+        return cls((), ())
+
+    @property
+    def whole_site(self) -> bool:
+        return not (self.users or self.workspaces)
+
+
+@dataclass(frozen=True, slots=True)
+class AccessShift:
+    """An access held at both reviews whose terms changed (``--since``)."""
+
+    workspace: str
+    person: str
+    field: str  # "via", "permissions", "notifications", "active", "root_access"
+    before: str
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Since:
+    """What changed since an earlier report: the dates of both and who signed the first off."""
+
+    previous_read_at: str
+    read_at: str
+    previous_sign_off: SignOff
+    gained: tuple[Access, ...] = ()
+    lost: tuple[Access, ...] = ()
+    changed: tuple[AccessShift, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AccessReport:
+    """Effective access on one site at one moment (``docs/access.md`` describes the JSON)."""
+
+    format: str
+    format_version: int
+    site: str
+    read_at: str
+    tool_version: str
+    scope: ReportScope
+    manifest: tuple[str, ...] | None  # the manifest files compared with; None: none given
+    usual_domains: tuple[str, ...]
+    findings: tuple[Finding, ...]
+    workspaces: tuple[WorkspaceFacts, ...]
+    people: tuple[Person, ...]
+    entries: tuple[Access, ...]
+    notes: tuple[str, ...] = ()
+    sign_off: SignOff = field(default_factory=lambda: SignOff(None, None, None))
+    since: Since | None = None
+
+
+# --- plans --------------------------------------------------------------------------------
+
+Effect = Literal["gains", "loses", "changes"]
+Cause = Literal[
+    "member added",
+    "member removed",
+    "workspace created",
+    "workspace deleted",
+    "workspace replaced",
+    "override changed",
+    "user deleted",
+    "administrator created",
+]
+"""Why an access changes. No API method changes an existing user, so a plan makes someone an
+administrator only by creating them so, and ends it only by deleting the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class AccessChange:
+    """One person's access that a plan gives or takes, and the action that does it.
+
+    ``what`` is ``access`` itself, or one setting of it: a permission or notification flag,
+    ``root_access``, or ``permissions``/``notifications`` as a whole when one side is the
+    person's own settings, which a plan does not read (``detail`` then says before -> after).
+    ``workspace`` None means every workspace: an administrator created or deleted.
+    """
+
+    person: str
+    workspace: str | None
+    effect: Effect
+    what: str
+    via: Literal["member", "administrator"]
+    cause: Cause
+    detail: str | None = None
+
+
+codec.rename(AccessChange, omit_defaults=True)

@@ -1,0 +1,26 @@
+"""The event loop the commands run on: uvloop's where installed, else asyncio's own.
+
+Why: a large plan's read is bound by the tool's CPU (two cores, shared with the site in every
+benchmark), and uvloop's loop -- libuv, in C -- spends about a tenth less of it a call than
+asyncio's selector loop written in Python (``bench/bench_http_stack.py``). Nothing here
+depends on which loop runs: the same coroutines, the same cancellation on Ctrl-C
+(``asyncio.Runner`` handles the signal for either).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def run(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)`` on uvloop's event loop when it is installed."""
+    try:
+        import uvloop
+    except ImportError:  # an optional speed-up (not built for every platform)
+        return asyncio.run(main)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)

@@ -1,0 +1,109 @@
+"""Changes to the tool's records alone, found while reading the site, shown in the plan.
+
+Some of what a plan finds needs no API call, only a change to the records: a ``previously``
+rename moves a record to the new name, a recorded member whose user is gone from the site is
+dropped, an object that left the manifest and is gone from the site is forgotten. They were
+once folded in silently when an apply happened to run, so a plan of nothing else said "No
+changes", the pipeline skipped its apply, and the next manifest without ``previously``
+deleted the workspace it had renamed (issue 31). Now each is a ``RecordChange`` in the plan:
+shown, counted as a change, carried by a saved plan, and saved by its apply.
+
+The observation folds them into the records it compares with (``observe.compare_live``), so
+the plan is made against the records as they will be; an apply saves exactly those records,
+with ``record_events`` folded in once more (folding twice changes nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+from reconciler.engine.plan import Kept, ObjectKind, RecordChange
+from reconciler.engine.records import (
+    Event,
+    Forgotten,
+    MembersGone,
+    RecordedGroup,
+    RecordedWorkspace,
+    Records,
+)
+from reconciler.engine.renames import Move, RecordMoved
+from reconciler.model import LiveSite
+
+
+def moved(moves: Iterable[Move]) -> list[RecordChange]:
+    """The records ``previously`` moves to their new names. A record the manifest merely
+    respells (``Legal`` as ``LEGAL``) is the same name as the site compares names: it follows
+    the manifest's spelling whenever the records are saved, and is no change of its own."""
+    return [
+        RecordChange(move.kind, move.new, "move", id=move.object_id, old_name=move.old)
+        for move in moves
+        if not move.respelled
+    ]
+
+
+def members_dropped(before: Records, after: Records) -> list[RecordChange]:
+    """The recorded members ``after`` no longer holds, workspace by workspace, group by group
+    (``pending.drop_dead_members`` decides which: those whose users are gone from the site)."""
+    return [
+        *_dropped("workspace", before.workspaces, after.workspaces),
+        *_dropped("group", before.groups, after.groups),
+    ]
+
+
+def _dropped(
+    kind: Literal["workspace", "group"],
+    was: Mapping[str, RecordedWorkspace | RecordedGroup],
+    now: Mapping[str, RecordedWorkspace | RecordedGroup],
+) -> list[RecordChange]:
+    found = []
+    for name, record in sorted(was.items()):
+        kept = now.get(name)
+        gone = tuple(sorted(record.members - kept.members)) if kept is not None else ()
+        if gone:
+            found.append(RecordChange(kind, name, "drop-members", id=record.id, user_ids=gone))
+    return found
+
+
+def forget_vanished(
+    kind: ObjectKind, name: str, object_id: int | None, live: LiveSite | None
+) -> RecordChange | Kept:
+    """A managed object that left the manifest and is gone from the site: its record goes
+    (a record change the apply saves), so nothing is reported night after night for an
+    object nobody wants. (One the manifest still declares is created again instead.)
+
+    Kept, and said, when that is not proved: a user list read in part, or another object
+    under the name on the site (a creation an apply cut short may have landed as it, and the
+    record is what tells the tool it made it)."""
+    if kind == "user" and not (live is not None and live.users_complete):
+        reason = "not among the users read; kept until a full read shows it gone"
+    elif live is not None and _name_taken(live, kind, name):
+        word = "user group" if kind == "group" else kind
+        reason = (
+            f"missing on the site, where another {word} has this name now; run "
+            f'`reconciler state forget {kind} "{name}"` to drop the record'
+        )
+    else:
+        return RecordChange(kind, name, "forget", id=object_id)
+    return Kept(kind, name, f"recorded as managed (ID {object_id}) but {reason}", on_site=False)
+
+
+def _name_taken(live: LiveSite, kind: ObjectKind, name: str) -> bool:
+    if kind == "workspace":
+        return any(ws.name == name for ws in live.workspaces)
+    if kind == "group":
+        return any(group.name == name for group in live.groups)
+    return any(user.username.casefold() == name.casefold() for user in live.users)
+
+
+def record_events(changes: Iterable[RecordChange]) -> list[Event]:
+    """The events that make the records say what ``changes`` say."""
+    events: list[Event] = []
+    for change in changes:
+        if change.action == "move" and change.old_name is not None:
+            events.append(RecordMoved(change.kind, change.old_name, change.name))
+        elif change.action == "forget":
+            events.append(Forgotten(change.kind, change.name))
+        elif change.action == "drop-members" and change.kind != "user":
+            events.append(MembersGone(change.kind, change.name, frozenset(change.user_ids)))
+    return events

@@ -1,0 +1,104 @@
+"""An access report in the format asked for: the report's formats, by name (``ACCESS_FORMATS``).
+
+JSON is the report as the codec writes it (``docs/access.md``: format version, site, read-at
+time, the reviewer's sign-off to fill in, the entries), the file a later ``--since`` reads.
+CSV is one row per person and workspace, for a spreadsheet.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from reconciler import codec
+from reconciler.access.model import AccessReport
+from reconciler.access.words import known_text
+from reconciler.render.access_html import render_access_html
+from reconciler.render.access_text import render_access_markdown, render_access_text
+from reconciler.render.formats import Format, Formats, View
+
+CSV_COLUMNS = (
+    "workspace",
+    "workspace_id",
+    "person",
+    "user_id",
+    "email",
+    "name",
+    "active",
+    "via",
+    "permissions",
+    "permissions_from",
+    "notifications",
+    "notifications_from",
+    "root_access",
+    "manifest",
+)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A spreadsheet takes a cell beginning so as a formula: such names are written quoted."""
+
+
+def render_access_json(report: AccessReport) -> str:
+    """One key a line, and one list item (an access, a finding, a person) a line: a file a
+    reviewer can sign off in an editor, two quarters' files diff line by line, and a
+    5,000-person site is written by the C encoder in a blink."""
+    return _block(codec.to_data(report), 0) + "\n"
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _block(value: object, depth: int) -> str:
+    pad, inner = " " * depth, " " * (depth + 1)
+    if isinstance(value, dict) and (
+        depth == 0 or any(isinstance(v, list) and v for v in value.values())
+    ):
+        keys = [f"{inner}{_compact(k)}: {_block(v, depth + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(keys) + f"\n{pad}}}"
+    if isinstance(value, list) and any(isinstance(item, dict) for item in value):
+        return "[\n" + ",\n".join(inner + _compact(item) for item in value) + f"\n{pad}]"
+    return _compact(value)
+
+
+def _safe(value: str) -> str:
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+def render_access_csv(report: AccessReport) -> str:
+    names = {p.id: p.name for p in report.people}
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for e in report.entries:
+        cells = (
+            e.workspace,
+            str(e.workspace_id),
+            e.person,
+            str(e.user_id),
+            e.email,
+            names.get(e.user_id, ""),
+            known_text(e.active),
+            e.via,
+            "" if e.permissions is None else " ".join(sorted(e.permissions)),
+            e.permissions_from,
+            "" if e.notifications is None else " ".join(sorted(e.notifications)),
+            e.notifications_from,
+            known_text(e.root_access),
+            e.manifest or "",
+        )
+        writer.writerow([_safe(cell) for cell in cells])
+    return buffer.getvalue()
+
+
+ACCESS_FORMATS: Formats[AccessReport] = Formats(
+    Format("text", "people", lambda report, view: render_access_text(report, color=view.color)),
+    Format("markdown", "a review document", lambda report, view: render_access_markdown(report)),
+    Format("csv", "a spreadsheet", lambda report, view: render_access_csv(report)),
+    Format("json", "programs and --since", lambda report, view: render_access_json(report)),
+    Format("html", "a browser (one file)", lambda report, view: render_access_html(report)),
+)
+
+
+def render_access(report: AccessReport, fmt: str, color: bool = False) -> str:
+    return ACCESS_FORMATS.render(report, fmt, View(color))

@@ -1,0 +1,73 @@
+"""A plan's access changes as styled lines: who gains and who loses access, by person.
+
+Shared by the text plan (before the question and the API calls), the Markdown comment and the
+drift report. Up to ``MAX_LISTED`` changes are listed one a line, sorted by person; a longer
+list is summarised with counts by workspace ("4 members of "Finance" gain delete_files"), and
+the plan's JSON carries every one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from reconciler.access.model import AccessChange
+from reconciler.access.words import place
+from reconciler.render.lines import Line
+
+MAX_LISTED = 20
+SYMBOLS = {"gains": "+", "loses": "-", "changes": "~"}
+STYLES = {"gains": "create", "loses": "delete", "changes": "change"}
+HEADING = "Who gains or loses access:"
+
+
+def change_line(change: AccessChange) -> Line:
+    symbol, style = SYMBOLS[change.effect], STYLES[change.effect]
+    where = place(change)
+    if change.what == "access":
+        role = " as an administrator" if change.via == "administrator" else ""
+        text = f"{change.person} {change.effect} access to {where}{role}"
+    elif change.effect == "changes":
+        text = f"{change.person}: {change.what} in {where}: {change.detail}"
+    else:
+        text = f"{change.person} {change.effect} {change.what} in {where}"
+    return Line(f"  {symbol} {text} ({change.cause})", style)
+
+
+def _group_line(key: tuple[Any, ...], count: int) -> Line:
+    workspace, effect, what, via, cause, detail = key
+    sample = AccessChange("", workspace, effect, what, via, cause, detail)
+    verb = effect if count == 1 else effect.removesuffix("s")
+    if what == "access":
+        who = "1 person" if count == 1 else f"{count} people"
+        role = ""
+        if via == "administrator":
+            role = " as an administrator" if count == 1 else " as administrators"
+        text = f"{who} {verb} access to {place(sample)}{role}"
+    else:
+        who = f"{count} member{'s' if count != 1 else ''} of {place(sample)}"
+        text = f"{who}: {what} {detail}" if effect == "changes" else f"{who} {verb} {what}"
+    return Line(f"  {SYMBOLS[effect]} {text} ({cause})", STYLES[effect])
+
+
+def access_lines(changes: Sequence[AccessChange]) -> list[Line]:
+    """The changes one a line, or summarised with counts when there are many."""
+    if len(changes) <= MAX_LISTED:
+        return [change_line(change) for change in changes]
+    groups = Counter((c.workspace, c.effect, c.what, c.via, c.cause, c.detail) for c in changes)
+    people = len({c.person for c in changes})
+    head = Line(
+        f"  {len(changes)} changes for {people} people, counted by workspace (the plan's "
+        "JSON lists each one):",
+        "dim",
+    )
+    ordered = sorted(groups, key=lambda k: (k[0] or "", k[1], k[2], k[4]))
+    return [head, *(_group_line(key, groups[key]) for key in ordered)]
+
+
+def access_section(changes: Sequence[AccessChange] | None) -> list[Line]:
+    """The text plan's section, or nothing when the plan changes nobody's access."""
+    if not changes:
+        return []
+    return [Line(HEADING, "heading"), *access_lines(changes), Line("")]

@@ -1,0 +1,108 @@
+"""An access report as text (a terminal or a log) and as Markdown (a review document):
+findings first, then what changed since the last review, then who reaches each workspace and
+what each person reaches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from reconciler.access.model import AccessReport
+from reconciler.render.access_parts import (
+    COLUMNS,
+    FINDING_LABELS,
+    Grouped,
+    opening,
+    person_summary,
+    row,
+    since_heading,
+    since_lines,
+    workspace_title,
+)
+from reconciler.render.escape import code_span, markdown_text
+from reconciler.render.lines import Line
+from reconciler.render.text import render_lines
+
+FINDING_STYLES = {"administrator": "warning", "unusual_domain": "warning"}
+
+
+def _table(rows: Sequence[dict[str, str]], indent: str) -> list[str]:
+    """Rows aligned in columns, with a header line."""
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in COLUMNS}
+    lines = ["  ".join(c.ljust(widths[c]) for c in COLUMNS).rstrip()]
+    lines += ["  ".join(r[c].ljust(widths[c]) for c in COLUMNS).rstrip() for r in rows]
+    return [indent + line for line in lines]
+
+
+def access_lines(report: AccessReport) -> list[Line]:
+    lines = [Line(text, "heading") for text in opening(report)] + [Line("")]
+    if report.findings:
+        width = max(len(label) for label in FINDING_LABELS.values())
+        lines.append(Line(f"Findings ({len(report.findings)}):", "heading"))
+        for f in report.findings:
+            text = f"  {FINDING_LABELS[f.kind]:<{width}}  {f.person}: {f.detail}"
+            lines.append(Line(text, FINDING_STYLES.get(f.kind, "delete")))
+        lines.append(Line(""))
+    heading = since_heading(report)
+    if heading is not None:
+        styles = {"+": "create", "-": "delete", "~": "change"}
+        lines.append(Line(heading, "heading"))
+        lines += [Line(f"  {sym} {text}", styles[sym]) for sym, text in since_lines(report)]
+        lines.append(Line(""))
+    if report.notes:
+        lines += [Line("Notes:", "heading"), *(Line(f"  {n}", "dim") for n in report.notes)]
+        lines.append(Line(""))
+    grouped = Grouped.of(report)
+    lines.append(Line("By workspace:", "heading"))
+    for ws in report.workspaces:
+        entries = grouped.by_workspace.get(ws.id, [])
+        lines += [Line(""), Line(workspace_title(ws))]
+        if entries:
+            lines += [Line(text) for text in _table([row(e) for e in entries], "  ")]
+        else:
+            lines.append(Line("  nobody in this report reaches it", "dim"))
+    lines += [Line(""), Line("By person:", "heading")]
+    for person in report.people:
+        lines.append(Line(f"  {person_summary(person, grouped.by_person[person.id])}"))
+    return lines
+
+
+def render_access_text(report: AccessReport, *, color: bool = False) -> str:
+    return render_lines(access_lines(report), color=color)
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell or line: shown as written, nothing taken as markup (the
+    one escaping of names, ``render/escape.py``: no line break, pipes escaped)."""
+    return markdown_text(text)
+
+
+def _md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_cell(c) for c in cells) + " |" for cells in rows]
+    return [*out, ""]
+
+
+def render_access_markdown(report: AccessReport) -> str:
+    out = [
+        f"# Access report for {code_span(report.site)}",
+        "",
+        *(f"{t}\n" for t in opening(report)),
+    ]
+    out += ["## Findings", ""]
+    findings = [(FINDING_LABELS[f.kind], f.person, f.detail) for f in report.findings]
+    out += _md_table(("finding", "person", "detail"), findings) if findings else ["None.", ""]
+    heading = since_heading(report)
+    if heading is not None:
+        out += ["## Since the last review", "", _cell(heading), ""]
+        out += [f"- {_cell(text)}" for _, text in since_lines(report)] + [""]
+    if report.notes:
+        out += ["## Notes", "", *(f"- {_cell(n)}" for n in report.notes), ""]
+    grouped = Grouped.of(report)
+    out += ["## By workspace", ""]
+    for ws in report.workspaces:
+        out += [f"### {_cell(workspace_title(ws))}", ""]
+        rows = [[row(e)[c] for c in COLUMNS] for e in grouped.by_workspace.get(ws.id, [])]
+        out += _md_table(COLUMNS, rows) if rows else ["Nobody in this report reaches it.", ""]
+    out += ["## By person", ""]
+    out += [f"- {_cell(person_summary(p, grouped.by_person[p.id]))}" for p in report.people]
+    return "\n".join(out) + "\n"
