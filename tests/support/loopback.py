@@ -207,10 +207,12 @@ def serving_in_thread(
                 app.sandbox.clock = clock
             certificates = None if tls_dir is None else make_certificates(tls_dir, "127.0.0.1")
             sock = server._listen("127.0.0.1", 0)
+            http, loop = server.fast_stack()
             config = uvicorn.Config(
                 app, log_config=None, log_level="warning", lifespan="off",
                 proxy_headers=False, timeout_graceful_shutdown=1, access_log=False,
                 ssl_certfile=None if certificates is None else str(certificates.server),
+                http=http, loop=loop,
             )  # fmt: skip
             port = sock.getsockname()[1]
             found["url"] = server.base_url("127.0.0.1", port, tls=tls_dir is not None)
