@@ -38,6 +38,8 @@ NOT_OURS = {
     "--check",  # ruff format --check
     "--rm",  # docker run (docs/ci.md)
     "--user",  # docker run
+    "--no-deps",  # pip wheel (docs/ci.md)
+    "--build-arg",  # docker build (docs/ci.md)
 }
 CODE_BEFORE = re.compile(r"(?:^|[`/]|\$ |run:? |with: )$", re.MULTILINE)
 """What comes before ``reconciler`` when it is a command to type, not a word in a sentence."""
