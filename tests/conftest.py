@@ -71,11 +71,16 @@ def sandbox_profile() -> str:
 
 
 @pytest.fixture
-def site(tmp_path: Path, sandbox_profile: str) -> Iterator[LoopbackSite]:
+def site(
+    request: pytest.FixtureRequest, tmp_path: Path, sandbox_profile: str
+) -> Iterator[LoopbackSite]:
     """The sandbox on loopback, and the example manifest as ``site.yaml`` in its workdir
-    (a module that needs another site defines its own ``site``)."""
+    (a module that needs another site defines its own ``site``). An ``e2e`` test, which may
+    kill the command part-way, gets it in its own process, as a real site is."""
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
-    with loopback_site(tmp_path, settings=profile_settings(sandbox_profile)) as running:
+    settings = profile_settings(sandbox_profile)
+    own_process = request.node.get_closest_marker("e2e") is not None
+    with loopback_site(tmp_path, settings=settings, own_process=own_process) as running:
         yield running
 
 

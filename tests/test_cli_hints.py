@@ -105,6 +105,7 @@ def problems(text: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_option_and_command_named_anywhere_exists() -> None:
     report = [f"{where}: {problem}" for where, text in texts() for problem in problems(text)]
     assert report == []

@@ -784,6 +784,7 @@ def test_random_bodies_give_a_record_or_a_site_error(
     assert (outcome.error is None) != (outcome.value is None) or outcome.value == ()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(value=json_values)
 def test_random_documents_give_a_record_or_a_site_error(value: object) -> None:

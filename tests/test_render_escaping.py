@@ -171,6 +171,7 @@ _FRAGMENTS = ("<!--", "-->", "`", "```", "~~~", "|", "\n", "*", "_", "[x](y)", "
               "<details>", PREFIX, "&lt;", "\\", "\x1b[2J", "\u202e", "#", " ", "a")  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(
     st.lists(

@@ -52,6 +52,7 @@ def test_the_ca_file_can_come_from_the_environment(https_site: LoopbackSite) -> 
     assert planned.returncode == EXIT_CHANGES, planned.stderr
 
 
+@pytest.mark.slow
 def test_without_the_ca_file_the_certificate_is_refused_in_one_message(
     https_site: LoopbackSite,
 ) -> None:
