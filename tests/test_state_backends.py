@@ -254,6 +254,7 @@ def test_a_frozen_holder_loses_its_lease_and_its_late_writes_are_refused(
     assert holder.ask("release") == "released"  # a lost lease is released without error
 
 
+@pytest.mark.slow
 def test_a_lease_checks_itself(backend: Backend) -> None:
     records = backend.open()
     lease = records.lock(Holder.current("apply"), lease_seconds=1)
