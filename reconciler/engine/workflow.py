@@ -35,7 +35,7 @@ from reconciler.engine.saved import still_needed, trusted_plan
 from reconciler.engine.snapshot import desired_from_data, policy_to_data
 from reconciler.errors import ReconcilerError, RefusedForSafety, StateError
 from reconciler.model import DesiredSite, Policy
-from reconciler.state.backend import Holder, RecordStore
+from reconciler.state.backend import Holder, LockLost, RecordStore
 
 if TYPE_CHECKING:
     # Imported where used: ``plan`` and ``apply`` start faster without them (issue 14).
@@ -289,6 +289,9 @@ async def _execute(
     journal_failed = False
     try:
         report = await executor.run(plan.actions)
+    except LockLost:
+        journal_failed = True  # every save is refused now; the next holder folds the journal
+        raise
     except StateError as exc:
         # No final save: it would clear the journal, whose entries for the writes under way
         # are all the next apply has to settle them by. The journal stays, the lock lapses.
