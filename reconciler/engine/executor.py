@@ -89,6 +89,7 @@ class Executor:
         check: RunCheck,
         on_progress: Callable[[Outcome], None] = lambda outcome: None,
         before_ids: Iterable[int] = (),
+        groups_before: Iterable[int] = (),
     ) -> None:
         self.client = client
         self.base = records
@@ -102,6 +103,8 @@ class Executor:
         self.lost: LockLost | None = None  # the lease was lost: no further write leaves
         self.before_ids = frozenset(before_ids)  # user IDs on the site before any write
         self.recorded_ids = {user.id: name for name, user in records.users.items()}
+        recorded_groups = (group.id for group in records.groups.values() if group.id is not None)
+        self.groups_before = frozenset((*groups_before, *recorded_groups))  # listed or recorded
         self._left: dict[str, float] = {}  # writes that left, by action ID: lands by (Unix)
         self._queued: dict[str, asyncio.Task[Outcome]] = {}  # this phase's actions
         self._dropped: set[str] = set()  # queued writes cancelled when the lease was lost
@@ -177,6 +180,7 @@ class Executor:
         if self.halted or self.lost is not None:
             return Outcome(action, "skipped", self._why_not_sent())
         try:
+            action = action.as_sent(self._known())
             result = await action.call(self.client.guarded(lambda: self._leaving(action)))
         except _NotSent:
             return Outcome(action, "skipped", self._why_not_sent())
@@ -274,7 +278,7 @@ class Executor:
         return time.time() + self.client.config.timeout
 
     def _known(self) -> Known:
-        return Known(self.before_ids, self.recorded_ids, dict(self.new_ids))
+        return Known(self.before_ids, self.recorded_ids, dict(self.new_ids), self.groups_before)
 
     async def _after_unknown(
         self, action: WriteAction, attempt: int, why: str = "", *, late: bool = False

@@ -284,6 +284,7 @@ async def _execute(
         RunCheck(desired, plan.options, seen.live.caller_id),
         on_progress,
         before_ids=(user.id for user in seen.live.users),
+        groups_before=(group.id for group in seen.live.groups),
     )
     report: ApplyReport | None = None
     journal_failed = False
