@@ -423,9 +423,10 @@ def test_an_apply_killed_at_random_points_is_picked_up_by_the_next(tmp_path: Pat
 
 
 @pytest.mark.soak
-@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("seed", range(50))
 def test_soak_an_apply_killed_at_random_points_is_picked_up(tmp_path: Path, seed: int) -> None:
-    tally("SIGKILL during apply (CLI, soak)", kill_and_recover(tmp_path, kills=20, seed=seed))
+    """50 seeded series of 8 kills; run it beside a CPU hog too (docs/reliability.md)."""
+    tally("SIGKILL during apply (CLI, soak)", kill_and_recover(tmp_path, kills=8, seed=seed))
 
 
 def test_a_write_answered_after_the_timeout_is_never_sent_again_before_it_shows(

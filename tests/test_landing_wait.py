@@ -212,7 +212,7 @@ def test_a_write_that_waited_for_its_rate_token_is_waited_for_after_a_kill(
 ) -> None:
     """``--rate-limit 0.25 --timeout 10``: the third ``workspace_add`` leaves 12 s after the
     phase began, past a deadline counted from then. Killed right after sending it, the site
-    carries it out 7 s later (behind a proxy that, like a load balancer, keeps what reached it)
+    carries it out 5 s later (behind a proxy that, like a load balancer, keeps what reached it)
     -- after the next apply has read the site. Its landing deadline counts from when it left,
     so the next apply waits for it, sends nothing again and records it as the tool's (on a site
     that allows duplicate names it would otherwise make a second "Late", and the first would
@@ -232,11 +232,11 @@ def test_a_write_that_waited_for_its_rate_token_is_waited_for_after_a_kill(
                     lambda: any(v.summary.startswith("apply started") for v in store.history()),
                     "the apply's claim of its plan",
                 )
-                site.faults(latency_ms=7000)  # from now on the site takes 7 s to act
+                site.faults(latency_ms=5000)  # from now on the site takes 5 s to act
                 _wait_for(lambda: _received(site, "workspace_add") >= 3, "the third write")
                 os.kill(process.pid, signal.SIGKILL)
             finally:
-                site.faults(latency_ms=0)  # the writes already received keep their 7 s
+                site.faults(latency_ms=0)  # the writes already received keep their 5 s
                 through.collect(process)
             assert "Late" not in site.workspaces()  # still on its way
             site.control("calls/reset", {})

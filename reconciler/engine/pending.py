@@ -40,10 +40,12 @@ WATCHED = frozenset(
 no record names (or one made twice), a deletion a record of an object that is gone, whose
 name the next plan would then not create again."""
 POLL_SECONDS = 0.5
-MAX_LANDING_WAIT = 10.0
+MAX_LANDING_WAIT = 5.0
 """The longest a read waits for an interrupted apply's writes to show, whatever that apply's
 ``--timeout`` and clock said: a request already at the site is carried out in moments, and
-the recorded deadline is only the killed runner's word (its settings, its wall clock)."""
+the recorded deadline is only the killed runner's word (its settings, its wall clock). Short
+enough that the apply after a kill finishes within 15 s at default settings; a write that
+lands later still is not lost: it shows as an unmanaged object, to adopt."""
 
 
 async def wait_for_landing(
