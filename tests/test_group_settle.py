@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 from reconciler.engine import ledger
-from reconciler.engine.actions import GroupCreate
+from reconciler.engine.actions import GroupCreate, GroupJoin, GroupLeave
 from reconciler.engine.actions.groups import listed_groups
+from reconciler.engine.actions.memberships import Target
 from reconciler.engine.journal import Journal
 from reconciler.engine.live import LiveReader
 from reconciler.engine.pending import settle, wait_for_landing
@@ -94,3 +95,40 @@ def test_the_intent_of_a_group_creation_names_the_groups_known_before(tmp_path: 
     before, journaled, made, recorded = asyncio.run(run())
     assert set(journaled) >= before and made not in journaled
     assert recorded == made
+
+
+def test_an_interrupted_membership_change_is_sent_again_whichever_way_is_wanted(
+    tmp_path: Path,
+) -> None:
+    """The site cannot say who is in a group. An apply killed as its ``remove_from_user_group``
+    (or ``add_to_user_group``) left: the change landed, the records never learnt it. The next
+    apply, of a manifest that wants the opposite, must send it -- the records may not assume
+    the change happened, nor that it did not."""
+    both = {"version": 1, "groups": [{"name": "crew", "members": ["alice", "bob"]}]}
+    alice = {"version": 1, "groups": [{"name": "crew", "members": ["alice"]}]}
+
+    def members(site: EngineSite) -> set[int]:
+        (crew,) = [g for g in site.dump()["groups"] if g["name"] == "crew"]
+        return set(crew["members"])
+
+    async def run() -> tuple[set[int], set[int]]:
+        async with engine_site(example_seed(), tmp_path / "state") as site:
+            assert (await site.apply(load_desired(both, tmp_path / "a.yaml"))).complete
+            crew = site.records().groups["crew"].id
+            assert crew is not None
+            bob = Target(crew, "crew")
+            _leave_intent(site, GroupLeave(user=1002, user_label="bob", targets=(bob,)), 20)
+            await site.client.remove_from_user_group(1002, [crew])  # it landed
+            assert (await site.apply(load_desired(both, tmp_path / "a.yaml"))).complete
+            after_remove = members(site)
+
+            _leave_intent(site, GroupJoin(user=1003, user_label="carol", targets=(bob,)), 20)
+            await site.client.add_to_user_group(1003, [crew])  # it landed
+            assert (await site.apply(load_desired(both, tmp_path / "a.yaml"))).complete
+            assert site.records().groups["crew"].unsure == frozenset()
+            assert (await site.apply(load_desired(alice, tmp_path / "a.yaml"))).complete
+            return after_remove, members(site)
+
+    after_remove, after_add = asyncio.run(run())
+    assert after_remove == {1001, 1002}  # bob added again, as the manifest wants
+    assert after_add == {1001}  # carol removed again; bob left as asked
