@@ -9,15 +9,20 @@ own words, never an HTTP library's message (which quotes the URL) nor the receiv
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from reconciler.api.body import read_body
 from reconciler.api.config import is_loopback
 from reconciler.errors import ConfigError, ReconcilerError
 
 TIMEOUT_SECONDS = 10.0
+"""The most one notification may take in all: connecting, sending, and the whole answer."""
+MAX_ANSWER_BYTES = 4096
+"""The most of a receiver's answer read: only its status matters (Slack answers ``ok``)."""
 URL_HINT = "Give the webhook's https:// URL (plain http:// is accepted for loopback only)."
 
 
@@ -67,12 +72,18 @@ def check_webhook(url: str) -> str:
 
 
 async def send(url: str, body: dict[str, Any], *, timeout: float = TIMEOUT_SECONDS) -> None:
-    """POST ``body`` as JSON to ``url``; any answer but 2xx is a ``NotifyError``."""
+    """POST ``body`` as JSON to ``url``; any answer but 2xx is a ``NotifyError``.
+
+    ``timeout`` bounds the whole exchange -- connecting, the headers and the body -- not each
+    phase as httpx's own timeouts do: a receiver that sends its headers and then drips its
+    body would otherwise hold the job for ever. Only the status matters, so at most
+    ``MAX_ANSWER_BYTES`` of the body are read (``api.body.read_body`` stops there).
+    """
     where = webhook_display(url)
     try:
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
-            response = await client.post(url, json=body)
-    except httpx.TimeoutException:
+        async with asyncio.timeout(timeout):
+            status = await _post(url, body, timeout)
+    except (TimeoutError, httpx.TimeoutException):
         raise NotifyError(
             f"The drift notification to {where} failed: no answer within {timeout:g} s."
         ) from None
@@ -80,7 +91,15 @@ async def send(url: str, body: dict[str, Any], *, timeout: float = TIMEOUT_SECON
         raise NotifyError(
             f"The drift notification to {where} failed: could not reach it ({type(exc).__name__})."
         ) from None
-    if not response.is_success:
-        raise NotifyError(
-            f"The drift notification to {where} failed: it answered HTTP {response.status_code}."
-        )
+    if not 200 <= status < 300:
+        raise NotifyError(f"The drift notification to {where} failed: it answered HTTP {status}.")
+
+
+async def _post(url: str, body: dict[str, Any], timeout: float) -> int:
+    """The answer's status, once its body has ended or passed ``MAX_ANSWER_BYTES``."""
+    async with (
+        httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client,
+        client.stream("POST", url, json=body) as response,
+    ):
+        await read_body(response, MAX_ANSWER_BYTES)  # what it says is never shown
+        return response.status_code

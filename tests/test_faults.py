@@ -321,6 +321,13 @@ def test_a_creation_settled_by_a_killed_apply_stays_managed(tmp_path: Path) -> N
         assert set(site.workspaces()) == {"Legacy Scans"}
 
 
+def _lock_left_held(store: DirectoryRecords) -> bool:
+    """Whether the killed apply still held the lock: one killed as it was exiting (on a loaded
+    machine, after it had let the lock go) leaves nothing to take over."""
+    lease = json.loads((store.directory / "lease.json").read_text(encoding="utf-8"))
+    return not lease.get("released")
+
+
 def kill_and_recover(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
     rng = random.Random(seed)
     runs: Counter[str] = Counter()
@@ -331,12 +338,12 @@ def kill_and_recover(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
     with loopback_site(tmp_path, settings=settings, own_process=True) as site:
         initial = site.state()
         store = DirectoryRecords(tmp_path / ".reconciler", site.url)
-        held_when_killed = False  # the last apply was killed holding the lock (a journal left)
+        held_when_killed = False  # the last apply was killed holding the lock
         for number in range(kills):
             killed = _kill_during_apply(site, sorted(documents)[number % 2], rng)
             runs["applies killed with SIGKILL" if killed else "applies that finished first"] += 1
-            held_when_killed = killed and bool(store.journal_entries())
-            runs["journals left by a kill"] += held_when_killed
+            held_when_killed = killed and _lock_left_held(store)
+            runs["journals left by a kill"] += killed and bool(store.journal_entries())
             for left in store.directory.rglob("*"):
                 expected = 0o700 if left.is_dir() else 0o600
                 assert left.stat().st_mode & 0o777 == expected, left
@@ -346,7 +353,7 @@ def kill_and_recover(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
             runs["locks taken over"] += "took the lock over" in final.stderr
             if number == 0:  # a killed holder's lock is free at once, and said so
                 # (a kill that came after the lock was given up, as the process ended, is
-                # not a takeover: only a holder killed mid-apply leaves a journal)
+                # not a takeover)
                 took_over = "took the lock over" in final.stderr
                 assert took_over == held_when_killed, final.stderr
             assert store.journal_entries() == []
@@ -367,9 +374,10 @@ def test_an_apply_killed_at_random_points_is_picked_up_by_the_next(tmp_path: Pat
 
 @pytest.mark.e2e
 @pytest.mark.soak
-@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("seed", range(50))
 def test_soak_an_apply_killed_at_random_points_is_picked_up(tmp_path: Path, seed: int) -> None:
-    tally("SIGKILL during apply (CLI, soak)", kill_and_recover(tmp_path, kills=20, seed=seed))
+    """50 seeded series of 8 kills; run it beside a CPU hog too (docs/reliability.md)."""
+    tally("SIGKILL during apply (CLI, soak)", kill_and_recover(tmp_path, kills=8, seed=seed))
 
 
 def test_a_write_answered_after_the_timeout_is_never_sent_again_before_it_shows(
@@ -449,7 +457,7 @@ def _leave_an_intent(site: LoopbackSite, manifest: str) -> None:
 
 def _apply_while_it_lands(site: LoopbackSite, manifest: str, lands: Callable[[], None]) -> str:
     """``apply manifest``, and the site carries the write out once the apply has read the
-    workspaces and found it not there yet (it is then waiting for it); its output."""
+    workspaces and found it not there yet (it then says it waits for it); its output."""
     site.control("calls/reset", {})
 
     def late() -> None:
@@ -466,6 +474,7 @@ def _apply_while_it_lands(site: LoopbackSite, manifest: str, lands: Callable[[],
     finally:
         landing.join()
     assert applied.returncode == EXIT_OK, applied.stderr
+    assert applied.stderr.startswith("Waiting up to"), applied.stderr
     return applied.stderr + applied.stdout
 
 

@@ -43,6 +43,12 @@ log = structlog.get_logger("reconciler.api")
 
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
+SendGuard = Callable[[], None]
+"""Called for a write once it may leave -- after its slot and rate-token waits, each attempt --
+and raises to keep it from leaving. The waits can be long (``--rate-limit``, a process frozen
+while it waited): whatever allowed the write when it was queued (its sender's lock on the
+site, say) is checked again here, where nothing stands between the check and the send."""
+
 
 @dataclass
 class ClientStats:
@@ -115,8 +121,11 @@ class Caller:
     async def aclose(self) -> None:
         await self._transport.aclose()
 
-    async def call(self, method: ApiMethod[T], params: Mapping[str, str]) -> T:
-        """``method`` called with ``params``: its record, or the one error it ended in."""
+    async def call(
+        self, method: ApiMethod[T], params: Mapping[str, str], before_send: SendGuard | None = None
+    ) -> T:
+        """``method`` called with ``params``: its record, or the one error it ended in (or
+        what ``before_send`` raised, the write unsent)."""
         loop = asyncio.get_running_loop()
         deadline: float | None = None
         attempt = 0
@@ -125,6 +134,8 @@ class Caller:
             async with self._slots:
                 if self._bucket is not None:
                     await self._bucket.acquire()
+                if before_send is not None and method.is_write:
+                    before_send()
                 if deadline is None:  # the deadline starts once the call may send
                     deadline = loop.time() + self.config.timeout
                 started = time.perf_counter()

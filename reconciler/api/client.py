@@ -9,6 +9,7 @@ limits, errors and retries are the one path of ``reconciler.api.caller``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -19,7 +20,7 @@ import httpx
 
 from reconciler import spec
 from reconciler.api import answers, methods
-from reconciler.api.caller import Caller, ClientStats
+from reconciler.api.caller import Caller, ClientStats, SendGuard
 from reconciler.api.config import ClientConfig
 from reconciler.api.errors import PROTOCOL_HINT, NotFound, ProtocolError, SiteError
 from reconciler.api.methods import ApiMethod, id_list, workspace_add_params
@@ -63,6 +64,15 @@ class SiteClient:
         self.stats: ClientStats = self._caller.stats
         self._location_method: ApiMethod[tuple[answers.LocationEntry, ...]] | None = None
         self._location_probe = asyncio.Lock()
+        self._before_send: SendGuard | None = None
+
+    def guarded(self, before_send: SendGuard) -> SiteClient:
+        """This client (the same connections, limits and counters), calling ``before_send``
+        just before each write leaves (``caller.SendGuard``): the executor's check that its
+        lock still holds, and its journal entry with the moment the write left."""
+        view = copy.copy(self)
+        view._before_send = before_send
+        return view
 
     async def __aenter__(self) -> SiteClient:
         return self
@@ -254,7 +264,7 @@ class SiteClient:
         return await self._call(method, {"user_id": str(user_id), ids_param: id_list(target_ids)})
 
     async def _call(self, method: ApiMethod[T], params: Mapping[str, str]) -> T:
-        return await self._caller.call(method, params)
+        return await self._caller.call(method, params, self._before_send)
 
 
 def _method_missing(error: SiteError, path: str) -> bool:

@@ -43,6 +43,10 @@ from reconciler.state.backend import DEFAULT_LEASE_SECONDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+MAX_TIMEOUT = 300.0
+"""The most ``--timeout`` (``RECONCILER_TIMEOUT``, ``timeout =``) may be: a call that can hang a
+job for longer is a mistake, and ``reconciler.toml`` is a file a pull request can edit."""
+
 
 @dataclass(frozen=True, slots=True)
 class SiteOptions:
@@ -139,12 +143,12 @@ CONNECTION = (
     ),
     click.option(
         "--timeout",
-        type=click.FloatRange(min=1.0),
+        type=click.FloatRange(min=1.0, max=MAX_TIMEOUT),
         default=None,
         metavar="SECONDS",
         cls=VariableOption,
         envvar=TIMEOUT.name,
-        help="Seconds per call [default: 60].",
+        help=f"Seconds per call [default: 60, at most {MAX_TIMEOUT:g}].",
     ),
     click.option(
         "--ca-file",

@@ -442,6 +442,7 @@ def _present_group(
     when the records hold every member (``members_known``: the tool created the group).
     """
     recorded = record.members if record is not None else frozenset()
+    unsure = record.unsure if record is not None else frozenset()  # an interrupted change
     return GroupDiff(
         want.name,
         "present",
@@ -449,8 +450,8 @@ def _present_group(
         group_id,
         record,
         members,
-        members - recorded,
-        frozenset(u for u in recorded - members if isinstance(u, int)),
+        (members - recorded) | (members & unsure),
+        frozenset(u for u in (recorded | unsure) - members if isinstance(u, int)),
         members_known=record is not None and record.members_known,
     )
 

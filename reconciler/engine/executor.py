@@ -10,6 +10,13 @@ is checked once more at the moment it runs (``safety.RunCheck``), whatever the p
 A write that gets no answer (``OutcomeUnknown``) is never simply sent again: the action reads
 the site first (``WriteAction.settle``), and only a part that certainly did not happen is sent
 again.
+
+Fencing the site: the records refuse a writer whose lease is gone, but the site cannot. So the
+moment a write may leave -- after its wait for a concurrency slot and a rate token, which can
+be long, and which a frozen process can outlast -- the executor checks that its lease still
+holds by its own clock (``Lease.check_in_time``) and only then journals the intent, with the
+time the write may land by counted from that moment. Once the lease is lost, no write leaves:
+the queued ones are dropped and reported as not sent, and the apply ends with ``LockLost``.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import NotFound, OutcomeUnknown, SiteError
@@ -31,11 +38,12 @@ from reconciler.engine.actions import (
     Unbound,
     WriteAction,
 )
-from reconciler.engine.journal import Journal
+from reconciler.engine.journal import Entry, Journal
 from reconciler.engine.live import live_user
 from reconciler.engine.records import Event, Records, reduce
 from reconciler.engine.safety import RunCheck
 from reconciler.errors import StateError
+from reconciler.state.backend import LockLost
 
 Status = Literal["done", "failed", "skipped", "unknown"]
 
@@ -81,6 +89,7 @@ class Executor:
         check: RunCheck,
         on_progress: Callable[[Outcome], None] = lambda outcome: None,
         before_ids: Iterable[int] = (),
+        groups_before: Iterable[int] = (),
     ) -> None:
         self.client = client
         self.base = records
@@ -91,8 +100,14 @@ class Executor:
         self.status: dict[str, Status] = {}
         self.new_ids: dict[str, int] = {}  # users created by this apply, by username
         self.halted = False  # the journal could not be written: no further write starts
+        self.lost: LockLost | None = None  # the lease was lost: no further write leaves
         self.before_ids = frozenset(before_ids)  # user IDs on the site before any write
         self.recorded_ids = {user.id: name for name, user in records.users.items()}
+        recorded_groups = (group.id for group in records.groups.values() if group.id is not None)
+        self.groups_before = frozenset((*groups_before, *recorded_groups))  # listed or recorded
+        self._left: dict[str, float] = {}  # writes that left, by action ID: lands by (Unix)
+        self._queued: dict[str, asyncio.Task[Outcome]] = {}  # this phase's actions
+        self._dropped: set[str] = set()  # queued writes cancelled when the lease was lost
 
     @property
     def records(self) -> Records:
@@ -111,15 +126,20 @@ class Executor:
             if not hold and any(_deletes_user(action) for action in batch):
                 await self._read_users_again()
             now = self.records if phase.destructive else self.base
-            done = await asyncio.gather(
-                *(self._run(a, hold, now) for a in batch), return_exceptions=True
-            )
+            self._queued = {a.id: asyncio.ensure_future(self._run(a, hold, now)) for a in batch}
+            done = await asyncio.gather(*self._queued.values(), return_exceptions=True)
             # Every write under way has finished (or failed) before anything is raised: a
             # journal that cannot be written stops the apply, never with writes orphaned.
+            done = [
+                self._not_sent(a) if a.id in self._dropped else r
+                for a, r in zip(batch, done, strict=True)
+            ]
+            report.outcomes += [r for r in done if isinstance(r, Outcome)]
+            if self.lost is not None:
+                raise self._stopped(report, actions)
             failures = [r for r in done if isinstance(r, BaseException)]
             if failures:
                 raise failures[0]
-            report.outcomes += [r for r in done if isinstance(r, Outcome)]
         after = self.client.stats.calls
         report.calls = {m: n - before.get(m, 0) for m, n in after.items() if n - before.get(m, 0)}
         report.seconds = time.monotonic() - started
@@ -157,22 +177,18 @@ class Executor:
         return outcome
 
     async def _perform(self, action: WriteAction, attempt: int = 1) -> Outcome:
-        if self.halted:
-            return Outcome(
-                action, "skipped", "the records could not be written, so no more writes are sent"
-            )
+        if self.halted or self.lost is not None:
+            return Outcome(action, "skipped", self._why_not_sent())
         try:
-            # no write is ever sent unjournaled; ``until``: when it can no longer land
-            self.journal.write("intent", action, until=self._lands_by())
-        except StateError:
-            self.halted = True
-            raise
-        try:
-            result = await action.call(self.client)
+            action = action.as_sent(self._known())
+            result = await action.call(self.client.guarded(lambda: self._leaving(action)))
+        except _NotSent:
+            return Outcome(action, "skipped", self._why_not_sent())
         except asyncio.CancelledError:
-            # Interrupted (Ctrl-C) while the write was under way: it may have happened. Kept
-            # as pending, the next apply reads the site before sending it again.
-            self.events.append(Pending(action, self._lands_by()))
+            # Interrupted (Ctrl-C): a write that had left may have happened. Kept as pending,
+            # the next apply reads the site before sending it again.
+            if action.id in self._left:
+                self.events.append(Pending(action, self._left[action.id]))
             raise
         except OutcomeUnknown as exc:
             return await self._after_unknown(action, attempt, late=exc.late)
@@ -186,9 +202,75 @@ class Executor:
         if doubt is None:
             doubt = await action.confirm(self.client, result)
         if doubt is not None:
-            self.journal.write("unknown", action, reason=doubt)
+            self._journal("unknown", action, reason=doubt)
             return await self._after_unknown(action, attempt, doubt)
         return self._done(action, result, result.note)
+
+    def _leaving(self, action: WriteAction) -> None:
+        """The guard of every write, run just before it leaves (``caller.SendGuard``): the
+        lease must still hold by this process's own clock, and the intent is journaled --
+        no write is ever sent unjournaled -- with the time it may land by, counted from now.
+        Raises (``_NotSent``, or the journal's ``StateError``) to keep the write from leaving.
+        """
+        if self.halted or self.lost is not None:
+            raise _NotSent
+        try:
+            self.journal.lease.check_in_time()
+        except LockLost as exc:
+            self._lose(exc)
+            raise _NotSent from None
+        until = self._lands_by()
+        try:
+            self._journal("intent", action, until=until)
+        except LockLost:
+            raise _NotSent from None
+        self._left[action.id] = until
+
+    def _journal(self, event: Entry, action: WriteAction, **details: Any) -> None:
+        """Append to the journal; when that fails, no further write leaves (``_leaving``)."""
+        try:
+            self.journal.write(event, action, **details)
+        except LockLost as exc:
+            self._lose(exc)
+            raise
+        except StateError:
+            self.halted = True
+            self._drop_queued()
+            raise
+
+    def _lose(self, exc: LockLost) -> None:
+        self.lost = self.lost or exc
+        self._drop_queued()
+
+    def _drop_queued(self) -> None:
+        """Cancel this phase's writes that have not left: they wait for a slot or a rate token,
+        and would only be refused when their turn came (``_leaving``)."""
+        current = asyncio.current_task()
+        for action_id, task in self._queued.items():
+            if action_id not in self._left and task is not current and not task.done():
+                self._dropped.add(action_id)
+                task.cancel()
+
+    def _why_not_sent(self) -> str:
+        if self.lost is not None:
+            return "not sent: the lock of the records was lost before this write could leave"
+        return "the records could not be written, so no more writes are sent"
+
+    def _not_sent(self, action: WriteAction) -> Outcome:
+        outcome = Outcome(action, "skipped", self._why_not_sent())
+        self.status[action.id] = outcome.status
+        self.on_progress(outcome)
+        return outcome
+
+    def _stopped(self, report: ApplyReport, actions: Sequence[WriteAction]) -> LockLost:
+        """The lock was lost: what was done, and what never left."""
+        assert self.lost is not None
+        unsent = len(actions) - len(self._left)
+        return LockLost(
+            f"{self.lost.message} No write was sent after that: {report.count('done')} "
+            f"done before, {unsent} of {len(actions)} never sent.",
+            hint=self.lost.hint,
+        )
 
     def _lands_by(self) -> float:
         """Until when a write sent now may still land on the site: the call's whole deadline
@@ -196,7 +278,7 @@ class Executor:
         return time.time() + self.client.config.timeout
 
     def _known(self) -> Known:
-        return Known(self.before_ids, self.recorded_ids, dict(self.new_ids))
+        return Known(self.before_ids, self.recorded_ids, dict(self.new_ids), self.groups_before)
 
     async def _after_unknown(
         self, action: WriteAction, attempt: int, why: str = "", *, late: bool = False
@@ -229,20 +311,24 @@ class Executor:
         return await self._perform(settlement.remaining, attempt + 1)
 
     def _done(self, action: WriteAction, result: Result, detail: str = "") -> Outcome:
-        self.journal.write("done", action, result=result.to_data())
+        self._journal("done", action, result=result.to_data())
         self.events.append(Done(action, result))
         self.new_ids.update(action.new_user_ids(result))
         return Outcome(action, "done", detail)
 
     def _failed(self, action: WriteAction, exc: SiteError) -> Outcome:
-        self.journal.write("failed", action, error=exc.message)
+        self._journal("failed", action, error=exc.message)
         return Outcome(action, "failed", str(exc))
 
     def _unknown(self, action: WriteAction, reason: str) -> Outcome:
         lands_by = self._lands_by()
-        self.journal.write("unknown", action, reason=reason, until=lands_by)
+        self._journal("unknown", action, reason=reason, until=lands_by)
         self.events.append(Pending(action, lands_by))
         return Outcome(action, "unknown", reason)
+
+
+class _NotSent(Exception):
+    """A write kept from leaving by its guard (``Executor._leaving``)."""
 
 
 def _deletes_user(action: WriteAction) -> bool:

@@ -21,6 +21,7 @@ from reconciler.engine.actions import MalformedAction, action_from_data
 from reconciler.engine.actions.base import WriteAction
 from reconciler.engine.records import Event, MembersGone, PendingCleared, Records, reduce
 from reconciler.model import LiveSite
+from reconciler.state.leases import say
 
 
 def settle(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
@@ -39,6 +40,12 @@ WATCHED = frozenset(
 no record names (or one made twice), a deletion a record of an object that is gone, whose
 name the next plan would then not create again."""
 POLL_SECONDS = 0.5
+MAX_LANDING_WAIT = 5.0
+"""The longest a read waits for an interrupted apply's writes to show, whatever that apply's
+``--timeout`` and clock said: a request already at the site is carried out in moments, and
+the recorded deadline is only the killed runner's word (its settings, its wall clock). Short
+enough that the apply after a kill finishes within 15 s at default settings; a write that
+lands later still is not lost: it shows as an unmanaged object, to adopt."""
 
 
 async def wait_for_landing(
@@ -47,50 +54,63 @@ async def wait_for_landing(
     *,
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    notify: Callable[[str], None] = say,
+    limit: float = MAX_LANDING_WAIT,
 ) -> str | None:
     """Before a read that settles pending writes: wait until every creation or deletion an
     interrupted apply sent shows on the site, or can no longer land
-    (``records.pending_until``).
+    (``records.pending_until``), or ``limit`` seconds have passed.
 
     Why: a process killed mid-apply leaves its last request on its way, or still being carried
     out by the site. A read that comes before it lands would settle the creation as "never
     happened", and the object would then appear with no record naming it -- never managed,
     never pruned (or, declared, created a second time); a deletion that lands after the read
     leaves a record of a workspace that is gone. Waiting costs nothing when the writes show at
-    once, and at most the sender's ``--timeout`` otherwise. Returns a
-    sentence for the user when it waited, else None.
+    once. Otherwise it is said first, in one line (``notify``) naming what is awaited and until
+    when: a plan in a CI job never sits silent. Returns a sentence for the user when it
+    waited, else None.
     """
     until = records.pending_until
-    if until is None or clock() >= until:
+    started = clock()
+    if until is None or started >= until:
         return None
+    deadline = min(until, started + limit)
     waiting = [
         action
         for data in records.pending
         if (action := _readable(data)) is not None and action.method in WATCHED
     ]
-    started = clock()
-    slept = False
+    said = False
     # One read per poll: only the first write not yet seen is checked again, since waiting
     # ends early only once every one of them has shown.
-    while waiting and clock() < until:
+    while waiting and clock() < deadline:
         settlement = await waiting[0].settle(client)
         if settlement.remaining is None or settlement.cannot_tell:
             waiting.pop(0)
             continue
         waiting[0] = settlement.remaining
-        await sleep(max(0.0, min(POLL_SECONDS, until - clock())))
-        slept = True
-    if not slept:
+        if not said:
+            notify(_awaiting(waiting, deadline - clock(), deadline))
+            said = True
+        await sleep(max(0.0, min(POLL_SECONDS, deadline - clock())))
+    if not said:
         return None
-    deadline = datetime.fromtimestamp(until, UTC).strftime("%H:%M:%S UTC")
     outcome = (
-        "they did not show by then, so they never happened"
+        "they did not show by then, so they are taken as never done"
         if waiting
         else "they all showed before then"
     )
+    return f"Waited {clock() - started:.1f} s for writes an interrupted apply had sent; {outcome}."
+
+
+def _awaiting(waiting: list[WriteAction], seconds: float, deadline: float) -> str:
+    """``Waiting up to 8 s (until 10:04:08 UTC) for ... to show on the site...``."""
+    first = f"{waiting[0].method} ({waiting[0].summary()})"
+    more = f" and {len(waiting) - 1} more write(s)" if len(waiting) > 1 else ""
+    at = datetime.fromtimestamp(deadline, UTC).strftime("%H:%M:%S UTC")
     return (
-        f"Waited {clock() - started:.1f} s for writes an interrupted apply had sent (they "
-        f"could still land until {deadline}); {outcome}."
+        f"Waiting up to {max(seconds, 0.0):.0f} s (until {at}) for {first}{more}, sent by an "
+        "interrupted apply, to show on the site..."
     )
 
 

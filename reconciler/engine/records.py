@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
+from cattrs.gen import make_dict_unstructure_fn, override
+
 from reconciler import codec
 from reconciler.errors import StateError
 from reconciler.model import Overrides
@@ -68,6 +70,9 @@ class RecordedGroup:
     ``members`` are the memberships the tool applied: the site cannot report them. They are
     known only when ``members_known`` (the tool created the group, or applied every declared
     member since). ``uncertain`` marks a ``user_group_add`` whose outcome could not be checked.
+    ``unsure``: users whose last membership change was interrupted (an apply killed while it
+    was on its way): whether they are members now is unknown, so the next plan sends what its
+    manifest wants for them, whichever way.
     """
 
     id: int | None
@@ -77,6 +82,14 @@ class RecordedGroup:
     members_known: bool = False
     uncertain: bool = False
     source: str | None = None
+    unsure: frozenset[int] = frozenset()
+
+
+# Records written before ``unsure`` existed stay byte for byte the same while it is empty.
+codec.converter.register_unstructure_hook(
+    RecordedGroup,
+    make_dict_unstructure_fn(RecordedGroup, codec.converter, unsure=override(omit_if_default=True)),
+)
 
 
 @dataclass(frozen=True, slots=True)

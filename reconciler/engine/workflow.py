@@ -44,7 +44,7 @@ from reconciler.engine.snapshot import desired_from_data, policy_to_data
 from reconciler.errors import ReconcilerError, RefusedForSafety, StateError
 from reconciler.identity import lookup
 from reconciler.model import DesiredSite, Policy
-from reconciler.state.backend import Holder, RecordStore
+from reconciler.state.backend import Holder, LockLost, RecordStore
 
 if TYPE_CHECKING:
     # Imported where used: ``plan`` and ``apply`` start faster without them (issue 14).
@@ -280,11 +280,15 @@ async def _execute(
         RunCheck(desired, plan.options, seen.live.caller_id),
         on_progress,
         before_ids=(user.id for user in seen.live.users),
+        groups_before=(group.id for group in seen.live.groups),
     )
     report: ApplyReport | None = None
     journal_failed = False
     try:
         report = await executor.run(plan.actions)
+    except LockLost:
+        journal_failed = True  # every save is refused now; the next holder folds the journal
+        raise
     except StateError as exc:
         # No final save: it would clear the journal, whose entries for the writes under way
         # are all the next apply has to settle them by. The journal stays, the lock lapses.

@@ -214,6 +214,16 @@ class Lease(ABC):
         """Raise ``LockLost`` when this lease is no longer held (expired, taken over)."""
 
     @abstractmethod
+    def check_in_time(self) -> None:
+        """Raise ``LockLost`` unless this process can be sure, by its own monotonic clock and
+        without I/O, that the lease still holds: its last renewal was recent enough.
+
+        Made just before each write to the *site*, which knows nothing of leases: a holder
+        frozen past its lease, whose successor may be changing the site, must not send the
+        writes it had queued (``check`` asks the backend; the records fence themselves).
+        """
+
+    @abstractmethod
     def release(self) -> None:
         """Give the lock up; a lease already lost is released without error."""
 

@@ -51,17 +51,22 @@ class DirectoryLease(Lease):
         self._lock_fd: int | None = lock_fd
         self._heartbeat: Heartbeat | None = None
 
-    def _start_renewing(self, lease_seconds: float) -> None:
+    def _start_renewing(self, lease_seconds: float, taken_at: float) -> None:
         self._heartbeat = Heartbeat(
             lambda: self._site_lock.renew(self.token, lease_seconds),
-            lease_seconds / 3,
+            lease_seconds,
             name=f"lease-{self.token}",
+            taken_at=taken_at,
         )
         self._heartbeat.start()
 
     def check(self) -> None:
         with self._site_lock.gate():
             self._site_lock.check_held(self.token)
+
+    def check_in_time(self) -> None:
+        if self._heartbeat is None or not self._heartbeat.in_time():
+            raise lock_lost(self._site_lock.site, self.token)
 
     def release(self) -> None:
         if self._heartbeat is not None:
@@ -158,6 +163,7 @@ class SiteLock:
         return fd
 
     def _try_take(self, holder: Holder, lease_seconds: float) -> DirectoryLease | Refusal:
+        asked = time.monotonic()  # the lease runs from a moment after this one
         with self.gate():
             current = self._read()
             took_over_from = None
@@ -188,7 +194,7 @@ class SiteLock:
                 raise
         lease = DirectoryLease(self, token, holder, fd)
         lease.took_over_from = took_over_from
-        lease._start_renewing(lease_seconds)
+        lease._start_renewing(lease_seconds, asked)
         return lease
 
     def acquire(self, holder: Holder, *, wait_seconds: float, lease_seconds: float) -> Lease:

@@ -5,6 +5,10 @@ thread (``Heartbeat``), every third of the lease, so a holder busy for minutes i
 keeps its lock, and a holder that dies, freezes or loses its connection loses it within one
 lease. The thread only renews: it never writes records; the writes check the lease themselves
 (fencing), so a holder whose heartbeat failed is refused even if it does not know yet.
+
+The site has no fencing tokens: a write to the site cannot be refused by the site. So a holder
+also asks, just before each write leaves for the site, whether its lease still holds by its
+own monotonic clock (``Heartbeat.in_time``, through ``Lease.check_in_time``).
 """
 
 from __future__ import annotations
@@ -112,17 +116,33 @@ def wait_for_lock(
         time.sleep(min(poll_seconds, left))
 
 
+SAFE_SHARE = 0.75
+"""How much of a lease, counted from its last renewal on this process's own clock, a holder
+trusts: a quarter is left as the margin for a renewal that is late, a write that takes a
+moment to leave, and clocks that drift apart."""
+
+
 class Heartbeat:
-    """Calls ``renew`` every ``interval`` seconds until stopped or until it returns False.
+    """Renews a lease every third of it, until stopped or until ``renew`` returns False; and
+    tells its holder whether the lease still holds (``in_time``).
 
     ``renew`` returns False when the lease is gone (then renewing stops for good); an
     exception is logged and the next beat tries again: the lease lapses by itself if none
     of them succeeds in time.
+
+    ``in_time`` needs no I/O: it counts on the monotonic clock from the moment the last
+    successful renewal was *asked for* (the lease was extended after that moment, never
+    before it). A process frozen (SIGSTOP, a paused VM) past its lease knows it the instant
+    it runs again, before its heartbeat thread has had a chance to find out.
     """
 
-    def __init__(self, renew: Callable[[], bool], interval: float, *, name: str) -> None:
+    def __init__(
+        self, renew: Callable[[], bool], lease_seconds: float, *, name: str, taken_at: float
+    ) -> None:
         self._renew = renew
-        self._interval = interval
+        self._interval = lease_seconds / 3
+        self._trusted = lease_seconds * SAFE_SHARE
+        self._renewed_at = taken_at  # time.monotonic() before the lock was taken
         self._stop = threading.Event()
         self.lost = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -135,8 +155,13 @@ class Heartbeat:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join()
 
+    def in_time(self) -> bool:
+        """Whether the lease certainly still holds, by this process's own monotonic clock."""
+        return not self.lost.is_set() and time.monotonic() < self._renewed_at + self._trusted
+
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
+            asked = time.monotonic()
             try:
                 held = self._renew()
             except Exception as exc:  # the lease lapses by itself; keep trying until then
@@ -146,3 +171,4 @@ class Heartbeat:
                 self.lost.set()
                 log.warning("lock_lost", thread=self._thread.name)
                 return
+            self._renewed_at = asked

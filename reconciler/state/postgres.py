@@ -14,6 +14,7 @@ it. How connections are made (and kept free of session state for poolers) is in
 from __future__ import annotations
 
 import os
+import time
 from datetime import datetime
 from typing import Any
 
@@ -195,13 +196,14 @@ class PostgresRecords(RecordStore):
         )
 
         def attempt() -> Lease | Refusal:
+            asked = time.monotonic()  # the lease runs from a moment after this one
             taken = take(self._db, self._connection(), self.site, holder, seconds)
             if isinstance(taken, Refusal):
                 return taken
             token, stored, took_over_from = taken
             lease = PostgresLease(self._db, self._connection, self.site, token, stored)
             lease.took_over_from = took_over_from
-            lease.start_renewing(seconds)
+            lease.start_renewing(seconds, asked)
             return lease
 
         return wait_for_lock(

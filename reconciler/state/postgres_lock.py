@@ -108,8 +108,11 @@ class PostgresLease(Lease):
         """Whether this is a lease of ``site`` in the same database and schema."""
         return (self.site, self._db.display, self._db.schema) == (site, db.display, db.schema)
 
-    def start_renewing(self, lease_seconds: float) -> None:
-        self._heartbeat = Heartbeat(self._renew, lease_seconds / 3, name=f"lease-{self.token}")
+    def start_renewing(self, lease_seconds: float, taken_at: float) -> None:
+        """Renew from now on; ``taken_at``: ``time.monotonic()`` before the lock was asked for."""
+        self._heartbeat = Heartbeat(
+            self._renew, lease_seconds, name=f"lease-{self.token}", taken_at=taken_at
+        )
         self._heartbeat.start()
 
     def _renew(self) -> bool:
@@ -131,6 +134,10 @@ class PostgresLease(Lease):
     def check(self) -> None:
         with self._db.transaction(self._connection(), "check the lock") as conn:
             fence(self._db, conn, self.site, self.token)
+
+    def check_in_time(self) -> None:
+        if self._heartbeat is None or not self._heartbeat.in_time():
+            raise lock_lost(self.site, self.token)
 
     def release(self) -> None:
         if self._released:

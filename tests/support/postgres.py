@@ -322,8 +322,19 @@ def stop_shared_server(run_dir: Path) -> None:
     described = run_dir / "postgres-server.json"
     if described.exists():
         server = PostgresServer(**json.loads(described.read_text()))
-        if Path(server.data_dir, "postmaster.pid").exists():
+        if _postmaster_alive(Path(server.data_dir)):
             server.stop()
+
+
+def _postmaster_alive(data_dir: Path) -> bool:
+    """Whether the server of ``data_dir`` still runs: a machine restarted under a killed run
+    leaves its ``postmaster.pid`` naming a process that is gone (and ``pg_ctl stop`` fails)."""
+    try:
+        pid = int((data_dir / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, 0)
+    except (OSError, ValueError, IndexError):
+        return False  # no file, no such process, or a file cut short
+    return True
 
 
 IN_CI = os.environ.get("CI") == "true"

@@ -2,6 +2,10 @@
 
 ``cut()`` closes every connection through it and refuses new ones until ``heal()``: to the
 client it is as if its runner lost the network; the server behind sees the connections end.
+
+With ``finish_abandoned``, a client that goes away (a runner killed mid-request) does not end
+the connection to the server: what it sent is carried out and answered there, and the answer
+dropped -- as a site behind a load balancer carries out a request whose client vanished.
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ from types import TracebackType
 
 
 class TcpProxy:
-    def __init__(self, target_host: str, target_port: int) -> None:
+    def __init__(
+        self, target_host: str, target_port: int, *, finish_abandoned: bool = False
+    ) -> None:
         self._target = (target_host, target_port)
+        self._finish_abandoned = finish_abandoned
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])
         self._sockets: set[socket.socket] = set()
@@ -39,16 +46,21 @@ class TcpProxy:
                 continue
             with self._guard:
                 self._sockets.update((client, upstream))
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+            pumps = ((client, upstream, self._finish_abandoned), (upstream, client, False))
+            for source, sink, keep_sink in pumps:
+                threading.Thread(
+                    target=self._pump, args=(source, sink, keep_sink), daemon=True
+                ).start()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket, keep_sink: bool) -> None:
+        """Copy ``source`` to ``sink`` until either ends; then close both (or, ``keep_sink``,
+        the source only: the other pump closes the sink once the server has answered)."""
         try:
             while chunk := source.recv(65536):
                 sink.sendall(chunk)
         except OSError:
             pass
-        for end in (source, sink):
+        for end in (source,) if keep_sink else (source, sink):
             self._close(end)
 
     def _close(self, end: socket.socket) -> None:

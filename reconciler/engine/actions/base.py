@@ -119,11 +119,14 @@ class Settlement:
 @dataclass(frozen=True, slots=True)
 class Known:
     """The user IDs known before this apply wrote anything, and those it has been given since:
-    an answer naming one of them as a *new* user is not believed (see ``WriteAction.doubt``)."""
+    an answer naming one of them as a *new* user is not believed (see ``WriteAction.doubt``).
+    The group IDs known before: none of them can be a group this apply creates
+    (``WriteAction.as_sent``)."""
 
     user_ids: frozenset[int] = frozenset()  # on the site when it was read for this apply
     recorded: Mapping[int, str] = field(default_factory=dict)  # ID -> username the records hold
     created: Mapping[str, int] = field(default_factory=dict)  # this apply's new users
+    group_ids: frozenset[int] = frozenset()  # listed by the site or recorded, before any write
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +188,7 @@ class WriteAction(ABC):
     def params(self) -> dict[str, Any]:
         """The action's fields as JSON-able data (IDs, names, settings), by the codec."""
         data: dict[str, Any] = codec.to_data(self)
-        del data["depends_on"]
+        data.pop("depends_on", None)  # absent when a kind leaves out its defaults
         return data
 
     @classmethod
@@ -211,6 +214,11 @@ class WriteAction(ABC):
 
     def bind(self, new_ids: Mapping[str, int]) -> Self:
         """This action with every ``AfterApply`` user replaced by the ID the site gave it."""
+        return self
+
+    def as_sent(self, known: Known) -> Self:
+        """This action as it is sent and journaled, with what settling it later will need to
+        know of the site before it was sent (most kinds need nothing)."""
         return self
 
     @abstractmethod

@@ -4,6 +4,12 @@ A group's ID is known only from the ``user_group_add`` answer, or from
 ``users_location_access`` at ``/`` on a site that lists groups there. On a site that does not,
 a creation whose answer was lost cannot be checked: the group is recorded as *uncertain* and
 never created twice.
+
+A creation whose answer was lost is settled by ID, not by name: it is sent (and journaled)
+with the IDs of every group the site listed or the records held before it
+(``GroupCreate.groups_before``), and only a group of its name with an ID outside that set can
+be the one it made. An older group of the same name -- one still being deleted, or a late
+arrival of an earlier apply -- is never taken for it.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from reconciler.engine.actions.base import (
     NO_RESULT,
     Deletion,
     Done,
+    Known,
     Phase,
     Result,
     Settlement,
@@ -46,6 +53,7 @@ class GroupCreate(WriteAction):
 
     name: str
     members: tuple[UserKey, ...]
+    groups_before: frozenset[int] = frozenset()  # group IDs known before it was sent
 
     @property
     def key(self) -> str:
@@ -53,6 +61,14 @@ class GroupCreate(WriteAction):
 
     def summary(self) -> str:
         return f'create user group "{self.name}" with {len(self.members)} member(s)'
+
+    def as_sent(self, known: Known) -> Self:
+        return replace(self, groups_before=known.group_ids)
+
+    def _made(self, groups: Iterable[tuple[int, str]]) -> list[int]:
+        """The IDs of the listed groups that can be the one this call made: of its name, and
+        not known before it was sent."""
+        return [gid for gid, name in groups if name == self.name and gid not in self.groups_before]
 
     def touches(self) -> Iterable[tuple[str, str]]:
         return [("group", self.name)]
@@ -69,9 +85,15 @@ class GroupCreate(WriteAction):
 
     async def settle(self, client: SiteClient) -> Settlement:
         groups = await listed_groups(client)
-        found = [group_id for group_id, name in groups if name == self.name]
+        found = self._made(groups)
+        if len(found) == 1:
+            return Settlement(applied=self, result=Result((found[0],)))
         if found:
-            return Settlement(applied=self, result=Result((max(found),)))
+            return Settlement(
+                cannot_tell=True,
+                reason=f'the site lists {len(found)} new user groups named "{self.name}", so '
+                "the tool cannot tell which one it created; it will not create another",
+            )
         if groups:
             return Settlement(remaining=self)
         return Settlement(
@@ -81,12 +103,13 @@ class GroupCreate(WriteAction):
         )
 
     def settle_from_live(self, live: LiveSite, records: Records) -> tuple[list[str], list[Event]]:
-        """After a crash: the one group of this name on the site is ours; on a site that does
-        not list groups, the group stays *uncertain* so that it is never created twice."""
+        """After a crash: the one group of this name that was not there before is ours; on a
+        site that does not list groups, the group stays *uncertain* so that it is never
+        created twice."""
         record = records.groups.get(self.name)
-        if record is not None and record.id is not None:
-            return [], []
-        found = [group.id for group in live.groups if group.name == self.name]
+        found = self._made((group.id, group.name) for group in live.groups)
+        if record is not None and record.id is not None and (record.id in found or not found):
+            return [], []  # recorded already, or a group the records knew before: not this one
         if len(found) == 1:
             learnt = f'user group "{self.name}" was created by an interrupted apply'
             return [learnt], [Done(self, Result((found[0],)))]
@@ -123,7 +146,7 @@ class GroupCreate(WriteAction):
             )
 
 
-codec.rename(GroupCreate, members="member_ids")
+codec.rename(GroupCreate, omit_defaults=True, members="member_ids")  # plans: no groups_before
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

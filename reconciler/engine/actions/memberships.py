@@ -137,7 +137,22 @@ class _GroupMembership(MembershipChange):
         if record is None or record.id != target.id:
             record = RecordedGroup(id=target.id)
         members = record.members | {self.user_id} if self.adds else record.members - {self.user_id}
-        tables.groups[target.name] = replace(record, members=members, uncertain=False)
+        unsure = record.unsure - {self.user_id}  # certain again
+        tables.groups[target.name] = replace(
+            record, members=members, uncertain=False, unsure=unsure
+        )
+
+    def fold_unknown(self, tables: Tables) -> None:
+        """The change may or may not have happened, and the site cannot say: the user's
+        membership is *unsure* until a later change of it is done (``RecordedGroup.unsure``).
+        Left as recorded, a change that did land would never be undone by a manifest that
+        wants the opposite."""
+        if not isinstance(self.user, int):
+            return
+        for target in self.targets:
+            record = tables.groups.get(target.name)
+            if record is not None and record.id == target.id:
+                tables.groups[target.name] = replace(record, unsure=record.unsure | {self.user})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -105,9 +105,16 @@ class WorkspaceAdd(WriteAction):
         )
 
     def settle_from_live(self, live: LiveSite, records: Records) -> tuple[list[str], list[Event]]:
-        """After a crash: an unrecorded workspace of one of these names is this call's."""
+        """After a crash: a workspace of one of these names that the records do not know by its
+        ID is this call's -- also when they still hold one of that name that is gone (this
+        call was its re-creation): by name alone it would stay unmanaged for good."""
         on_site = {ws.name: ws.id for ws in live.workspaces}
-        found = tuple(n for n in self.names if n in on_site and n not in records.workspaces)
+        found = tuple(
+            n
+            for n in self.names
+            if n in on_site
+            and (n not in records.workspaces or records.workspaces[n].id != on_site[n])
+        )
         if not found:
             return [], []
         learnt = [f'workspace "{n}" was created by an interrupted apply' for n in found]
