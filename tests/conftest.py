@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,11 +16,14 @@ from reconciler.sandbox.settings import profile_settings
 from tests.support.figures import FIGURES, summary_lines, tally
 from tests.support.loopback import EXAMPLE_SITE, TRANSCRIPTS, LoopbackSite, loopback_site
 from tests.support.pgbouncer import pgbouncer_port, pooled_postgres_url
-from tests.support.postgres import postgres_server, postgres_url
+from tests.support.postgres import postgres_server, postgres_url, shared_run_directory
 from tests.support.secret_scan import ScanReport
 
 # the real PostgreSQL server (and PgBouncer in front of it), for the state tests
 __all__ = ["pgbouncer_port", "pooled_postgres_url", "postgres_server", "postgres_url"]
+
+_RUN = pytest.StashKey[AbstractContextManager[Path]]()
+_STARTED = pytest.StashKey[float]()
 
 _ENVIRONMENT_LEAKS = (
     "SITE_URL",
@@ -57,18 +64,50 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def sandbox_profile() -> str:
-    """The sandbox profile of ``site``; the engine's end-to-end modules parametrise it over
-    ``SANDBOX_PROFILES``, so nothing in the tool may lean on a message only the sandbox words."""
+    """The sandbox profile of ``site``; a test whose behaviour differs on the published
+    profile parametrises it over ``SANDBOX_PROFILES``, so nothing in the tool may lean on a
+    message only the sandbox words (``test_profiles.py`` runs the core scenario on it)."""
     return "default"
 
 
 @pytest.fixture
-def site(tmp_path: Path, sandbox_profile: str) -> Iterator[LoopbackSite]:
+def site(
+    request: pytest.FixtureRequest, tmp_path: Path, sandbox_profile: str
+) -> Iterator[LoopbackSite]:
     """The sandbox on loopback, and the example manifest as ``site.yaml`` in its workdir
-    (a module that needs another site defines its own ``site``)."""
+    (a module that needs another site defines its own ``site``). An ``e2e`` test, which may
+    kill the command part-way, gets it in its own process, as a real site is."""
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
-    with loopback_site(tmp_path, settings=profile_settings(sandbox_profile)) as running:
+    settings = profile_settings(sandbox_profile)
+    own_process = request.node.get_closest_marker("e2e") is not None
+    with loopback_site(tmp_path, settings=settings, own_process=own_process) as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def _no_interpreter_outside_e2e(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a test marked ``e2e`` starts a Python interpreter (the console script, ``python
+    -m ...``): one costs most of a second, and the fast tier (``-m "not e2e and not slow"``)
+    must stay fast. A test about the command's behaviour runs it in-process instead
+    (``tests.support.cli_runner.run_reconciler``, or ``LoopbackSite.run``)."""
+    if request.node.get_closest_marker("e2e") is not None:
+        return
+    start = subprocess.Popen.__init__
+
+    def refuse_an_interpreter(process: Any, args: Any, *rest: Any, **options: Any) -> None:
+        first = args[0] if isinstance(args, list | tuple) else str(args).split()[0]
+        program = Path(str(first)).name
+        if program.startswith("python") or program == "reconciler":
+            pytest.fail(
+                f"{request.node.nodeid} starts {program}: mark it @pytest.mark.e2e, or run the "
+                "command in-process (tests.support.cli_runner.run_reconciler)",
+                pytrace=False,
+            )
+        start(process, args, *rest, **options)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse_an_interpreter)
 
 
 @pytest.fixture(autouse=True)
@@ -91,6 +130,37 @@ def _no_secret_in_any_output(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     assert report.leaks == [], "\n".join(report.leaks)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """In the process that owns the run (the xdist controller, or the only process): the
+    run's shared directory, where the one PostgreSQL server of the run is started by the
+    first worker that needs it; stopped in ``pytest_unconfigure``."""
+    if not hasattr(config, "workerinput"):
+        run = shared_run_directory()
+        config.stash[_RUN] = run
+        run.__enter__()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_RUN, None)
+    if run is not None:
+        run.__exit__(None, None, None)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_STARTED] = time.monotonic()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Soak runs only when the ``-m`` given names it: a ``-m`` replaces the default
+    ``not soak``, and ``-m "e2e or slow"`` must not start an hour of soak runs."""
+    if "soak" in (config.getoption("markexpr") or ""):
+        return
+    soak = [item for item in items if item.get_closest_marker("soak") is not None]
+    if soak:
+        config.hook.pytest_deselected(items=soak)
+        items[:] = [item for item in items if item.get_closest_marker("soak") is None]
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """In a pytest-xdist worker: hand this worker's figures to the controller, which prints
     them (``workeroutput`` is xdist's channel from a worker back to the controller)."""
@@ -108,7 +178,12 @@ def pytest_testnodedown(node: object, error: object) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The reliability suites' figures (runs, faults, examples), in every run's summary."""
+    """The tier this run was (its ``-m``), how many tests and how long; and the reliability
+    suites' figures (runs, faults, examples), in every run's summary."""
+    tier = terminalreporter.config.getoption("markexpr") or "everything"
+    ran = sum(len(terminalreporter.stats.get(key, [])) for key in ("passed", "failed", "error"))
+    seconds = time.monotonic() - terminalreporter.config.stash[_STARTED]
+    terminalreporter.write_line(f"tier -m {tier!r}: {ran} tests in {seconds:.1f} s")
     lines = summary_lines()
     if lines:
         terminalreporter.section("reliability figures")

@@ -19,7 +19,7 @@ from reconciler.engine.plan import Plan
 from reconciler.render.access_plan import MAX_LISTED, access_lines
 from reconciler.render.markdown import render_markdown
 from reconciler.render.text import render_text
-from tests.test_planner import plan_case
+from tests.support.plan_cases import plan_case
 
 CASES = sorted((Path(__file__).parent / "cases" / "access").glob("*.yaml"))
 

@@ -13,55 +13,16 @@ import csv
 import io
 import re
 from dataclasses import replace
-from typing import Any
 
 import pytest
-import yaml
 
-from reconciler.access.job import assemble
-from reconciler.access.model import AccessReport, ReportScope, SignOff
-from reconciler.access.read import OwnSettings, SiteRead
-from reconciler.access.since import compare, load_previous
+from reconciler.access.model import SignOff
+from reconciler.access.since import load_previous
 from reconciler.render.access import ACCESS_FORMATS, CSV_COLUMNS, render_access
+from tests.support.access_golden import golden_report
 from tests.support.golden import GOLDEN, REGENERATE
-from tests.support.models import desired_site, live_site, site_state
 
-SITE = "https://acme.example.net"
 SUFFIXES = {"text": "txt", "markdown": "md", "csv": "csv", "json": "json", "html": "html"}
-
-
-def _previous(report: AccessReport, data: dict[str, Any]) -> AccessReport:
-    """The earlier report: the golden one as it stood then, signed off."""
-    dropped = {tuple(pair) for pair in data["dropped"]}
-    entries = [e for e in report.entries if (e.person, e.workspace) not in dropped]
-    for person, workspace in data["added"]:
-        like = next(e for e in report.entries if e.workspace == workspace)
-        entries.append(replace(like, person=person, user_id=0, email=f"{person}@acme.example"))
-    changed = {tuple(key.split(" ", 1)): fields for key, fields in data["changed"].items()}
-    entries = [replace(e, **changed.get((e.person, e.workspace), {})) for e in entries]
-    return replace(
-        report,
-        read_at=data["read_at"],
-        sign_off=SignOff(**data["sign_off"]),
-        entries=tuple(entries),
-    )
-
-
-def golden_report() -> AccessReport:
-    data = yaml.safe_load((GOLDEN / "access-site.yaml").read_text(encoding="utf-8"))
-    live = live_site(data["live"])
-    own = {
-        int(user_id): OwnSettings(frozenset(o["permissions"]), frozenset(o["notifications"]))
-        for user_id, o in data["own"].items()
-    }
-    read = SiteRead(live.users, live.workspaces, own, None, tuple(u.email for u in live.users))
-    desired = replace(desired_site(data["desired"]), files=("site.yaml",))
-    report = assemble(
-        SITE, "2026-11-21T09:00:00Z", ReportScope.whole(), read, site_state(data["state"]), desired
-    )
-    report = replace(report, tool_version="test")
-    earlier = _previous(report, data["previous"])
-    return replace(report, since=compare(earlier, report, "2026-q3.json"))
 
 
 @pytest.mark.parametrize("fmt", ACCESS_FORMATS.names)

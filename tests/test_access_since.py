@@ -17,7 +17,7 @@ from reconciler.access.model import ReportScope
 from reconciler.access.since import BadPreviousReport, compare, load_previous
 from reconciler.errors import EXIT_ERROR
 from reconciler.render.access import render_access_json
-from tests.test_access_render_golden import golden_report
+from tests.support.access_golden import golden_report
 
 NOT_A_REPORT = "is not a site-reconciler access report"
 

@@ -12,7 +12,6 @@ import hashlib
 import hmac
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,13 @@ from reconciler.engine.records import Records
 from reconciler.engine.users import UserDirectory, resolve_references
 from reconciler.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, StateError
 from reconciler.model import LiveUser
+from tests.support.cli_runner import run_reconciler
 from tests.support.engine_site import engine_site
 from tests.support.hostile_server import Reply, Request, hostile_server, json_reply
 from tests.support.loopback import (
     ADMIN_KEY,
     ADMIN_SECRET,
     LoopbackSite,
-    reconciler_command,
 )
 from tests.support.models import desired_site
 from tests.support.sandbox_site import example_seed
@@ -151,10 +150,9 @@ def test_an_echoing_site_leaks_no_signature_to_output_records_or_journal(tmp_pat
         env.update(SITE_URL=server.url, SITE_API_KEY=ADMIN_KEY, SITE_API_SECRET=ADMIN_SECRET)
         outputs = []
         for verbose in ((), ("-vv", "--log-format", "json")):
-            result = subprocess.run(
-                [*reconciler_command(), "apply", "site.yaml", "--auto-approve", *verbose],
-                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
-            )  # fmt: skip
+            result = run_reconciler(
+                "apply", "site.yaml", "--auto-approve", *verbose, cwd=tmp_path, env=env
+            )
             assert result.returncode == EXIT_ERROR
             outputs += [result.stdout, result.stderr]
         signatures = [r.params["signature"] for r in server.requests if "signature" in r.params]
@@ -232,10 +230,7 @@ def test_damaged_records_are_one_clear_error(document: Any) -> None:
 def test_a_malformed_site_url_is_one_clear_error(url: str, tmp_path: Path) -> None:
     (tmp_path / "site.yaml").write_text("version: 1\nworkspaces: []\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SITE_")}
-    result = subprocess.run(
-        [*reconciler_command(), "plan", "site.yaml", "--site", url],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    result = run_reconciler("plan", "site.yaml", "--site", url, cwd=tmp_path, env=env)
     assert result.returncode == EXIT_ERROR
     assert result.stderr.startswith("Error:") and "Internal error" not in result.stderr
 

@@ -22,6 +22,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import yaml
 
 from reconciler.errors import EXIT_ERROR, EXIT_OK
@@ -127,6 +128,7 @@ def test_every_copied_path_exists_and_is_not_ignored() -> None:
     assert _ignored(".venv", patterns) and _ignored(".git", patterns)
 
 
+@pytest.mark.e2e
 def test_the_build_stage_yields_a_wheel_that_runs_validate() -> None:
     """Replays the build stage: the COPY sources (links kept, as COPY keeps them) into an
     empty directory, then its ``pip wheel``, offline and without dependencies. The wheel
@@ -200,6 +202,7 @@ def _run_hook(cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.e2e
 def test_the_hook_passes_a_valid_manifest_and_stops_an_invalid_one(tmp_path: Path) -> None:
     shutil.copytree(REPO / "examples", tmp_path / "site", ignore=shutil.ignore_patterns(".*"))
     passed = _run_hook(tmp_path)
@@ -212,6 +215,7 @@ def test_the_hook_passes_a_valid_manifest_and_stops_an_invalid_one(tmp_path: Pat
     assert "Traceback" not in stopped.stderr
 
 
+@pytest.mark.e2e
 def test_pre_commit_runs_the_hook_from_this_repository() -> None:
     """The real pre-commit, as a user's repository runs it: ``try-repo`` installs this
     repository in a fresh environment (pip, offline from the local index here) and runs the

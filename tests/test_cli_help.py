@@ -10,7 +10,8 @@ import pytest
 
 from reconciler.sandbox.server import running_sandbox
 from tests.support.cli_runner import run_reconciler
-from tests.test_cli_hints import ROOT, command_at, commands, help_text
+from tests.support.commands import command_at, commands, help_text
+from tests.support.readme import ROOT
 
 EXIT_CODES = {
     ("access",): {0, 1},
@@ -109,6 +110,7 @@ def test_the_examples_directory_validates_as_one_manifest(monkeypatch: pytest.Mo
     assert result.stdout == "examples/: valid (8 workspaces, 6 groups)\n"
 
 
+@pytest.mark.e2e
 def test_sandbox_serve_without_a_seed_serves_the_shipped_example() -> None:
     """``sandbox serve`` needs no file from a source checkout: its default is the seed
     shipped in the package (a pip-installed user has no examples/)."""

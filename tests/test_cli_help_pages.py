@@ -19,8 +19,9 @@ import pytest
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.sandbox.settings import SWITCHES
 from tests.support.cli_runner import run_reconciler
+from tests.support.commands import command_at, commands, help_text
 from tests.support.loopback import reconciler_command
-from tests.test_cli_hints import ROOT, command_at, commands, help_text
+from tests.support.readme import ROOT
 
 MAX_LINES = 60
 """At the 80 columns of a pipe or a small terminal: the options, the exit codes, examples."""

@@ -17,8 +17,8 @@ from pathlib import Path
 import click
 import pytest
 
-import reconciler.cli.commands  # noqa: F401  (registers the sub-commands)
 from reconciler.cli import cli
+from tests.support.commands import command_at, commands, help_text
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "reconciler"
@@ -38,29 +38,11 @@ NOT_OURS = {
     "--check",  # ruff format --check
     "--rm",  # docker run (docs/ci.md)
     "--user",  # docker run
+    "--no-deps",  # pip wheel (docs/ci.md)
+    "--build-arg",  # docker build (docs/ci.md)
 }
 CODE_BEFORE = re.compile(r"(?:^|[`/]|\$ |run:? |with: )$", re.MULTILINE)
 """What comes before ``reconciler`` when it is a command to type, not a word in a sentence."""
-
-
-def commands(group: click.Group = cli, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    """The path of every command and group under ``group``."""
-    for name in group.list_commands(click.Context(group)):
-        command = group.get_command(click.Context(group), name)
-        assert command is not None
-        yield (*path, name)
-        if isinstance(command, click.Group):
-            yield from commands(command, (*path, name))
-
-
-def command_at(path: tuple[str, ...]) -> click.Command:
-    command: click.Command = cli
-    for name in path:
-        assert isinstance(command, click.Group)
-        found = command.get_command(click.Context(command), name)
-        assert found is not None, path
-        command = found
-    return command
 
 
 def options_of(command: click.Command) -> set[str]:
@@ -72,12 +54,6 @@ def options_of(command: click.Command) -> set[str]:
 
 
 ALL_OPTIONS = set().union(*(options_of(command_at(p)) for p in commands())) | options_of(cli)
-
-
-def help_text(path: tuple[str, ...]) -> str:
-    command = command_at(path)
-    with click.Context(command, info_name=" ".join(["reconciler", *path])) as ctx:
-        return command.get_help(ctx)
 
 
 def package_strings() -> Iterator[tuple[str, str]]:
@@ -129,6 +105,7 @@ def problems(text: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_option_and_command_named_anywhere_exists() -> None:
     report = [f"{where}: {problem}" for where, text in texts() for problem in problems(text)]
     assert report == []

@@ -12,16 +12,14 @@ import subprocess
 from pathlib import Path
 
 from reconciler.errors import EXIT_ERROR, EXIT_OK
-from tests.support.cli_runner import run_reconciler
-from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site, reconciler_command
+from tests.support.cli_runner import CliOutcome, run_reconciler
+from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site
 
 FOLLOW_UP = re.compile(r"Apply exactly this plan with: (.+)$", re.MULTILINE)
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [*reconciler_command(), *args], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
+def run(*args: str, cwd: Path) -> CliOutcome:
+    result = run_reconciler(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -103,18 +101,12 @@ def test_a_wrong_secret_is_one_message_and_its_retries_show_only_with_v(tmp_path
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
     with loopback_site(tmp_path) as site:
         env = {**site.env, "RECONCILER_API_SECRET": "not-the-secret"}
-        quiet = subprocess.run(
-            [*reconciler_command(), "plan", "site.yaml"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        quiet = run_reconciler("plan", "site.yaml", cwd=tmp_path, env=env)
         site.transcript += [quiet.stdout, quiet.stderr]
         assert quiet.returncode == EXIT_ERROR
         lines = expected_failure_lines(quiet)
         assert len(lines) <= 3, lines
-        verbose = subprocess.run(
-            [*reconciler_command(), "plan", "site.yaml", "-v"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        verbose = run_reconciler("plan", "site.yaml", "-v", cwd=tmp_path, env=env)
         site.transcript += [verbose.stdout, verbose.stderr]
         assert "api_call" in verbose.stderr  # the calls are there for who asks
 

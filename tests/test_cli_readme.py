@@ -11,40 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from reconciler.errors import EXIT_OK
-from tests.support.loopback import reconciler_command
+from tests.support.cli_runner import run_reconciler
+from tests.support.commands import command_at, commands
+from tests.support.readme import README, code_block, copy_examples, run
 from tests.support.terminal import Terminal
-from tests.test_cli_hints import ROOT, command_at, commands
-
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-
-
-def code_block(after_heading: str) -> list[str]:
-    """The lines of the first ``sh`` block after a heading, comments and blanks dropped,
-    continuation lines joined."""
-    rest = README[README.index(after_heading) :]
-    block = rest[rest.index("```sh\n") + 6 :]
-    block = block[: block.index("```")]
-    commands: list[str] = []
-    for line in block.replace("\\\n", " ").splitlines():
-        code = line.split("  #")[0].strip()
-        if code and not code.startswith("#"):
-            commands.append(code)
-    return commands
-
-
-def copy_examples(tmp_path: Path) -> Path:
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    return tmp_path
-
-
-def run(words: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert words[0] == "reconciler", words
-    result = subprocess.run(
-        [*reconciler_command(), *words[1:]], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
 
 
 def test_the_main_job_runs_from_a_fresh_checkout(tmp_path: Path) -> None:
@@ -80,6 +53,7 @@ def set_up_as_written(tmp_path: Path) -> Path:
     return work
 
 
+@pytest.mark.e2e
 def test_the_tour_runs_as_written_right_after_the_set_up(tmp_path: Path) -> None:
     """Every line of the tour, in order, in one shell whose first line activates the set-up's
     environment; the sandbox is reset, so apply has work to do: it asks, on a real terminal."""
@@ -129,9 +103,7 @@ def test_shell_completion_works_as_documented(tmp_path: Path) -> None:
     assert shells == [["bash"], ["zsh"], ["fish"]]
     for shell in ("bash", "zsh", "fish"):
         env = {**os.environ, "_RECONCILER_COMPLETE": f"{shell}_source"}
-        script = subprocess.run(
-            reconciler_command(), env=env, capture_output=True, text=True, timeout=60
-        )
+        script = run_reconciler(env=env)
         assert script.returncode == 0 and "_RECONCILER_COMPLETE" in script.stdout, shell
     env = {
         **os.environ,
@@ -139,7 +111,5 @@ def test_shell_completion_works_as_documented(tmp_path: Path) -> None:
         "COMP_WORDS": "reconciler plan --show-un",
         "COMP_CWORD": "2",
     }
-    completed = subprocess.run(
-        reconciler_command(), env=env, capture_output=True, text=True, timeout=60
-    )
+    completed = run_reconciler(env=env)
     assert "plain,--show-unmanaged" in completed.stdout.splitlines()

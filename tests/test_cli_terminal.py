@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,8 @@ from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.records import Records
 from reconciler.engine.workflow import AutoApprove, Manifest
 from reconciler.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
+from tests.support.cli_runner import run_reconciler
 from tests.support.engine_site import EngineSite, engine_site
-from tests.support.loopback import reconciler_command
 from tests.support.models import desired_site
 from tests.support.sandbox_site import example_seed
 from tests.support.terminal import Terminal
@@ -68,6 +67,7 @@ def last_frames(raw: str) -> dict[str, tuple[int, int]]:
     return frames
 
 
+@pytest.mark.e2e
 def test_the_prompt_follows_a_cleared_bar_and_keeps_what_is_typed(tmp_path: Path) -> None:
     write_site(tmp_path, latency_ms=40)
     terminal = Terminal("apply", "site.yaml", *SANDBOX, cwd=tmp_path)
@@ -108,6 +108,7 @@ def test_the_prompt_follows_a_cleared_bar_and_keeps_what_is_typed(tmp_path: Path
     assert "\x1b[4m" not in question and "\x1b[4;" not in question
 
 
+@pytest.mark.e2e
 def test_ctrl_c_during_apply_says_what_was_done_and_how_to_finish(tmp_path: Path) -> None:
     write_site(tmp_path, latency_ms=150)
     terminal = Terminal("apply", "site.yaml", *SANDBOX, "--auto-approve", cwd=tmp_path)
@@ -129,26 +130,15 @@ def test_ctrl_c_during_apply_says_what_was_done_and_how_to_finish(tmp_path: Path
     assert command[:2] == ["reconciler", "apply"] and "--sandbox" in command
 
     # The command runs as printed, finishes the job, and nothing is left to do.
-    finish = subprocess.run(
-        [*reconciler_command(), *command[1:]],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    finish = run_reconciler(*command[1:], cwd=tmp_path)
     assert finish.returncode == EXIT_OK, finish.stderr
     done = re.search(r"Apply complete: (\d+) done", finish.stdout)
     assert done and int(done.group(1)) <= not_made
-    again = subprocess.run(
-        [*reconciler_command(), "plan", "site.yaml", *SANDBOX],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    again = run_reconciler("plan", "site.yaml", *SANDBOX, cwd=tmp_path)
     assert "No changes. The site matches the manifest." in again.stdout, again.stdout
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("keys", ["\x03", "\x04"], ids=["ctrl-c", "end-of-input"])
 def test_a_question_left_unanswered_changes_nothing(tmp_path: Path, keys: str) -> None:
     write_site(tmp_path, latency_ms=0)

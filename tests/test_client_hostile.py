@@ -238,6 +238,7 @@ def _flood(request: Request) -> Reply:
     return Reply(200, (block for _ in range(800)), length=800 * 2**20)  # 800 MiB, lazily
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("respond", [_bomb, _flood], ids=["gzip bomb", "800 MiB body"])
 async def test_an_answer_is_cut_off_at_the_size_cap_in_bounded_memory(
     respond: Callable[[Request], Reply],
@@ -265,6 +266,7 @@ def _pages_without_end(request: Request) -> Reply:
     return json_reply({"userList": {"users": users}})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("hint", "options", "pages"),
     [(120, {}, 2 * 3 + 20), (None, {}, 1000), (None, {"max_user_pages": 40}, 40), (0, {}, 22)],

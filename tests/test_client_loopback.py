@@ -1,4 +1,4 @@
-"""``SiteClient`` over a real loopback socket: the sandbox server as a child process.
+"""``SiteClient`` over a real loopback socket: the sandbox's uvicorn server, in a thread.
 
 The same scenarios as in-process, where the network matters: a real TCP connection dropped
 after a committed write, a port nobody listens on, a read timeout, ``Retry-After`` over HTTP.
@@ -24,9 +24,8 @@ from reconciler.api.errors import (
     ServerError,
     TransportError,
 )
-from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.settings import DEFAULTS
-from tests.test_client import (
+from tests.support.client_site import (
     FORMATS,
     VIEWER_KEY,
     VIEWER_SECRET,
@@ -34,13 +33,22 @@ from tests.test_client import (
     exercise_every_method,
     seed_with_users,
 )
+from tests.support.loopback import serving_in_thread
+from tests.support.virtual_time import VirtualTime
 
 pytestmark = pytest.mark.anyio
 
 
+SITE_TIME = VirtualTime()
+"""The clock of the module's site's rate limiter, which the client's waits move forward."""
+
+
 @pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    with running_sandbox(seed_with_users(120)) as url:
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("loopback-client") / "sandbox-server.log"
+    with serving_in_thread(
+        seed_with_users(120), None, log_path=log, clock=SITE_TIME.monotonic
+    ) as url:
         yield url
 
 
@@ -95,7 +103,7 @@ async def test_a_dropped_connection_after_a_committed_write(site: Site) -> None:
 
 async def test_rate_limit_with_retry_after_over_loopback(site: Site) -> None:
     await site.set(rate_limit=2)
-    async with site.client(concurrency=1, real_sleep=True) as client:
+    async with site.client(concurrency=1, waits_on=SITE_TIME) as client:
         for user_id in (1001, 1002, 1003):
             await client.user_info(user_id)
     assert site.sleeps == [1.0] and (await site.calls())["user_info"] == 4

@@ -26,7 +26,7 @@ from reconciler.logs import LogFormat, configure_logging
 from reconciler.sandbox.app import create_app
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.sandbox.transport import SandboxTransport
-from tests.test_client import (
+from tests.support.client_site import (
     ADMIN_SECRET,
     IN_PROCESS_URL,
     Site,

@@ -58,7 +58,7 @@ def https_server(cert: Path, key: Path) -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield f"https://127.0.0.1:{server.server_address[1]}"

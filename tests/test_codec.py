@@ -59,6 +59,7 @@ policies = every_field(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(every_field(DesiredSite, policy=policies))
 def test_a_saved_plans_manifest_snapshot_keeps_every_field(desired: DesiredSite) -> None:

@@ -294,6 +294,7 @@ async def _run(scenario: Scenario, directory: Path) -> None:
 # --- the properties ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(
     max_examples=CI_EXAMPLES,
     deadline=None,

@@ -762,6 +762,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(value=json_values, which=st.integers(min_value=0, max_value=len(METHODS) - 1))
 def test_random_payloads_decode_or_raise_protocol_error(value: object, which: int) -> None:
@@ -783,6 +784,7 @@ def test_random_bodies_give_a_record_or_a_site_error(
     assert (outcome.error is None) != (outcome.value is None) or outcome.value == ()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(value=json_values)
 def test_random_documents_give_a_record_or_a_site_error(value: object) -> None:

@@ -1,22 +1,19 @@
-"""End to end: the real ``reconciler`` command against a real sandbox server over loopback,
-once on the default profile and once on the ``published`` one (errors with HTTP 200 and the
-published generic messages, PHP's JSON, signing over the site's own encoding)."""
+"""End to end: the real ``reconciler`` command against a real sandbox server over loopback.
+
+The tests whose behaviour differs on the ``published`` profile (errors with HTTP 200 and the
+published generic messages, PHP's JSON, signing over the site's own encoding) run on both
+profiles; the core scenario runs on it in ``test_profiles.py``."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 import yaml
 
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED
-from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite, reconciler_command
-
-
-@pytest.fixture(params=SANDBOX_PROFILES)
-def sandbox_profile(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+from tests.support.cli_runner import run_reconciler
+from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite
 
 
 def manifest(workspaces: list[dict[str, object]], **extra: object) -> dict[str, object]:
@@ -157,6 +154,8 @@ def test_settings_change_needs_replace(site: LoopbackSite) -> None:
     assert site.run("plan", "m.yaml", "--detailed-exitcode").returncode == EXIT_OK
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox_profile", SANDBOX_PROFILES)
 def test_faulty_site_converges_without_duplicates(site: LoopbackSite) -> None:
     site.faults(drop_after_commit_rate=0.3, fail_rate=0.2, random_seed=7)
     for _ in range(6):
@@ -201,6 +200,7 @@ def test_saved_plan_with_deletions_and_member_changes_applies(site: LoopbackSite
     assert "Go" not in live and sorted(live["Stay"]["members"]) == [1001, 1002]
 
 
+@pytest.mark.parametrize("sandbox_profile", SANDBOX_PROFILES)
 def test_the_site_runs_the_profile_under_test(site: LoopbackSite, sandbox_profile: str) -> None:
     """Guards the parametrisation: the published run really talks to a published-profile site."""
     settings = site.control("settings")
@@ -208,10 +208,7 @@ def test_the_site_runs_the_profile_under_test(site: LoopbackSite, sandbox_profil
     assert settings["published_messages"] is settings["php_json"] is published
     assert settings["errors_as_200"] is settings["strict_signing"] is published
     env = {**site.env, "RECONCILER_API_SECRET": "wrong-secret"}
-    refused = subprocess.run(
-        [*reconciler_command(), "plan", "site.yaml"],
-        cwd=site.workdir, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    refused = run_reconciler("plan", "site.yaml", cwd=site.workdir, env=env)
     site.transcript += [refused.stdout, refused.stderr]
     assert refused.returncode == EXIT_ERROR
     assert "Traceback" not in refused.stderr

@@ -145,9 +145,9 @@ def fuzz(cases: st.SearchStrategy[Case], examples: int = 250) -> Counter[str]:
     @settings(FUZZ, max_examples=examples)
     @given(case=cases)
     def one(case: Case) -> None:
-        started = time.perf_counter()
+        started = time.thread_time()  # CPU: a busy machine's waits are not the client's work
         outcomes[asyncio.run(answer(*case))] += 1
-        assert time.perf_counter() - started < 2.0
+        assert time.thread_time() - started < 2.0
 
     one()
     tally("fuzzed API responses", outcomes)
@@ -300,11 +300,13 @@ methods = st.sampled_from(sorted({*CALLS, *USER_CALLS}))
 statuses = st.sampled_from(STATUSES)
 
 
+@pytest.mark.slow
 def test_random_json_bodies_end_in_a_record_or_a_site_error() -> None:
     outcomes = fuzz(st.tuples(methods, statuses, json_bodies()))
     assert outcomes["unreadable"] and outcomes["refusal"]
 
 
+@pytest.mark.slow
 def test_random_xml_bodies_and_entity_bombs_end_in_a_record_or_a_site_error() -> None:
     outcomes = fuzz(st.tuples(methods, statuses, xml_bodies()))
     assert outcomes["unreadable"] and outcomes["refusal"]
@@ -315,6 +317,7 @@ def test_real_answers_cut_short_end_in_a_protocol_error() -> None:
     assert set(outcomes) == {"unreadable"}, outcomes
 
 
+@pytest.mark.slow
 def test_real_answers_with_values_of_the_wrong_type_end_in_a_record_or_protocol_error() -> None:
     outcomes = fuzz(wrongly_typed_bodies().map(lambda case: (case[0], 200, case[1])))
     assert outcomes["unreadable"] and outcomes["decoded"]  # some types are tolerated
@@ -324,9 +327,9 @@ def test_real_answers_with_values_of_the_wrong_type_end_in_a_record_or_protocol_
 @pytest.mark.parametrize("method", sorted({*CALLS, *USER_CALLS}))
 def test_an_entity_bomb_is_refused_at_once_by_every_method(method: str) -> None:
     bomb = HOSTILE_DTDS[2] + "<r>&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;</r>"
-    started = time.perf_counter()
+    started = time.thread_time()
     assert asyncio.run(answer(method, 200, bomb.encode())) == "unreadable"
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0
 
 
 SAFE_XML_NAMES = {"Element", "SubElement", "ParseError", "tostring", "escape", "quoteattr"}

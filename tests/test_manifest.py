@@ -377,6 +377,7 @@ def _large_manifest(workspaces: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_a_thousand_workspaces_load_in_well_under_a_second(tmp_path: Path) -> None:
     path = tmp_path / "large.yaml"
     path.write_text(_large_manifest(1000), encoding="utf-8")

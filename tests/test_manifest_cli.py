@@ -115,6 +115,7 @@ def test_help_says_what_a_path_may_be_and_the_exit_codes() -> None:
         assert words in text
 
 
+@pytest.mark.e2e
 def test_the_installed_console_script_validates_the_example() -> None:
     script = shutil.which("reconciler", path=str(Path(sys.executable).parent))
     assert script is not None, "the package is not installed in this environment"

@@ -10,6 +10,7 @@ import pytest
 
 from reconciler.manifest import ManifestResult, compose, load_manifest, schema
 from reconciler.manifest.source import MAX_FILE_BYTES
+from tests.support.hostile_yaml import billion_laughs
 
 
 def _load_bytes(tmp_path: Path, data: bytes) -> tuple[ManifestResult, float]:
@@ -26,17 +27,8 @@ def _only_error(result: ManifestResult) -> str:
     return finding.render()
 
 
-def _billion_laughs() -> str:
-    lines = ["version: 1", 'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    previous = "a"
-    for name in "bcdefghi":
-        lines.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
-        previous = name
-    return "\n".join(lines) + "\n"
-
-
 def test_a_billion_laughs_is_refused_at_once(tmp_path: Path) -> None:
-    result, seconds = _load_bytes(tmp_path, _billion_laughs().encode())
+    result, seconds = _load_bytes(tmp_path, billion_laughs().encode())
     assert "aliases expand the document to more than 100,000 extra values" in _only_error(result)
     assert seconds < 1.0
 

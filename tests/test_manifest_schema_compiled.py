@@ -230,6 +230,7 @@ GENERATED = settings(
 INLINED = _inline(SCHEMA, SCHEMA["$defs"])
 
 
+@pytest.mark.slow
 @GENERATED
 @given(fitting(INLINED))
 def test_generated_valid_documents_are_valid(document: Any) -> None:
@@ -237,6 +238,7 @@ def test_generated_valid_documents_are_valid(document: Any) -> None:
     agree(document)
 
 
+@pytest.mark.slow
 @GENERATED
 @given(st.data())
 def test_generated_documents_changed_in_one_place_get_jsonschemas_verdict(

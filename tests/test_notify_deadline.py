@@ -84,7 +84,6 @@ def test_an_error_status_with_a_huge_body_is_still_one_error() -> None:
     assert "it answered HTTP 502" in asyncio.run(run()).message
 
 
-@pytest.mark.e2e
 @pytest.mark.slow
 def test_drift_notify_to_a_dripping_webhook_ends_with_exit_1_in_about_10_s(
     tmp_path: Path,
@@ -94,7 +93,7 @@ def test_drift_notify_to_a_dripping_webhook_ends_with_exit_1_in_about_10_s(
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
     with loopback_site(tmp_path) as site, hostile_server(_drip) as hook:
         started = time.monotonic()
-        result = site.run("drift", "site.yaml", "--notify", _secret_url(hook.url), timeout=60)
+        result = site.run("drift", "site.yaml", "--notify", _secret_url(hook.url))
         seconds = time.monotonic() - started
     assert result.returncode == EXIT_ERROR, result.stderr
     assert seconds < 30, seconds  # 10 s for the webhook, plus the read of the site

@@ -26,10 +26,11 @@ import yaml
 from reconciler.api.config import check_site_url
 from reconciler.engine.records import Records
 from reconciler.errors import EXIT_CHANGES, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED
-from reconciler.sandbox.settings import SandboxSettings, profile_settings
+from reconciler.sandbox.settings import SandboxSettings
 from reconciler.state.backend import Holder, SaveInfo
 from reconciler.state.locate import open_records, parse_location
-from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite, loopback_site, reconciler_command
+from tests.support.cli_runner import CliOutcome, run_reconciler
+from tests.support.loopback import LoopbackSite, loopback_site, reconciler_command
 from tests.support.postgres import PostgresServer, libpq_environment, running_postgres
 from tests.support.tcp_proxy import TcpProxy
 
@@ -63,15 +64,8 @@ class Runner:
         env["RECONCILER_STATE"] = self.state
         return env
 
-    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [*reconciler_command(), *args],
-            cwd=self.directory,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+    def run(self, *args: str) -> CliOutcome:
+        result = run_reconciler(*args, cwd=self.directory, env=self.env)
         self.outputs += [result.stdout, result.stderr]
         self.site.transcript += [result.stdout, result.stderr]
         assert "Traceback" not in result.stderr, result.stderr
@@ -137,16 +131,14 @@ def records_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return shared_directory(tmp_path)
 
 
-@pytest.fixture(params=SANDBOX_PROFILES)
-def sandbox_profile(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
-def pipeline(tmp_path: Path, records_location: str, sandbox_profile: str) -> Iterator[Pipeline]:
+def pipeline(
+    request: pytest.FixtureRequest, tmp_path: Path, records_location: str
+) -> Iterator[Pipeline]:
+    """A test that kills runners (``e2e``) gets a site in its own process, as a real one is."""
     (tmp_path / "server").mkdir()
-    settings = profile_settings(sandbox_profile)
-    with loopback_site(tmp_path / "server", settings=settings) as site:
+    killing = request.node.get_closest_marker("e2e") is not None
+    with loopback_site(tmp_path / "server", own_process=killing) as site:
         yield Pipeline(tmp_path, site, records_location, yaml.safe_load(yaml.safe_dump(MANIFEST)))
 
 
@@ -191,6 +183,7 @@ def test_plan_on_a_pull_request_apply_on_merge_and_drift_at_night(pipeline: Pipe
     assert not report["missing"] and "None" not in drift.stdout
 
 
+@pytest.mark.e2e
 def test_two_runners_applying_at_once_create_everything_once(pipeline: Pipeline) -> None:
     pipeline.site.faults(latency_ms=40)
     first, second = pipeline.runner(), pipeline.runner()
@@ -210,13 +203,15 @@ def test_two_runners_applying_at_once_create_everything_once(pipeline: Pipeline)
     assert len(waited) == 1, results  # the second waited for the lock and found nothing to do
 
 
+@pytest.mark.e2e
 def test_a_lock_held_elsewhere_is_refused_naming_the_holder(pipeline: Pipeline) -> None:
     pipeline.site.faults(latency_ms=1000)
     holder = pipeline.runner()
     process = holder.start("apply", "site/", "--auto-approve", "--concurrency", "1")
     try:
-        wait_for_writes(pipeline.site, 1)  # the holder has the lock and writes slowly
-        # both at once, while the holder still has minutes of writes to go
+        wait_for_writes(pipeline.site, 1)  # the holder has the lock and writes
+        pipeline.site.faults(latency_ms=600_000)  # its next write hangs until it is killed
+        # both at once, while the holder still holds the lock
         waiting = pipeline.runner().start("apply", "site/", "--auto-approve", "--lock-timeout", "1")
         refusing = pipeline.runner().start("apply", "site/", "--auto-approve")
         (_, refused), (_, waited) = refusing.communicate(60), waiting.communicate(60)
@@ -231,13 +226,14 @@ def test_a_lock_held_elsewhere_is_refused_naming_the_holder(pipeline: Pipeline) 
         process.communicate(timeout=30)
 
 
+@pytest.mark.e2e
 def test_an_apply_killed_on_one_runner_is_completed_by_the_next(pipeline: Pipeline) -> None:
     pipeline.site.faults(latency_ms=150)
     killed = pipeline.runner()
-    # --timeout 10: the next apply waits at most that long for a write the kill left in doubt
+    # --timeout 2: the next apply waits at most that long for a write the kill left in doubt
     process = killed.start(
         "apply", "site/", "--auto-approve", "--concurrency", "1", "--lock-lease", "3",
-        "--timeout", "10",
+        "--timeout", "2",
     )  # fmt: skip
     wait_for_writes(pipeline.site, 2)
     os.kill(process.pid, signal.SIGKILL)
@@ -252,6 +248,7 @@ def test_an_apply_killed_on_one_runner_is_completed_by_the_next(pipeline: Pipeli
     assert pipeline.runner().run("plan", "site/", "--detailed-exitcode").returncode == EXIT_OK
 
 
+@pytest.mark.e2e
 def test_a_holder_cut_off_loses_the_lock_and_its_late_writes_are_refused(
     tmp_path: Path, postgres_server: PostgresServer, postgres_url: str
 ) -> None:
@@ -261,7 +258,7 @@ def test_a_holder_cut_off_loses_the_lock_and_its_late_writes_are_refused(
     (tmp_path / "server").mkdir()
     settings = SandboxSettings(latency_ms=400)
     with (
-        loopback_site(tmp_path / "server", settings=settings) as site,
+        loopback_site(tmp_path / "server", settings=settings, own_process=True) as site,
         TcpProxy(postgres_server.host, postgres_server.port) as proxy,
     ):
         pipeline = Pipeline(tmp_path, site, postgres_url, yaml.safe_load(yaml.safe_dump(MANIFEST)))
@@ -273,9 +270,11 @@ def test_a_holder_cut_off_loses_the_lock_and_its_late_writes_are_refused(
         )
         wait_for_writes(site, 1)
         proxy.cut()
-        time.sleep(3.0)  # longer than the lease: A has lost the lock
         site.faults(latency_ms=0)
-        finished = pipeline.runner().run("apply", "site/", "--auto-approve", "--lock-lease", "2")
+        # B waits for A's lease to lapse (2 s after A's last renewal), then takes the lock over
+        finished = pipeline.runner().run(
+            "apply", "site/", "--auto-approve", "--lock-lease", "2", "--lock-timeout", "30"
+        )
         assert finished.returncode == EXIT_OK, finished.stderr + finished.stdout
         assert "took the lock over" in finished.stderr
         proxy.heal()
@@ -354,6 +353,7 @@ def test_no_follow_up_line_or_message_repeats_the_state_password(
     assert all(password not in text for text in [*runner.outputs, stored])
 
 
+@pytest.mark.e2e
 def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
     pipeline: Pipeline,
 ) -> None:
@@ -363,7 +363,7 @@ def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
     merge = pipeline.runner(plan_from=pr)
     process = merge.start(
         "apply", "plan.json", "site/", "--auto-approve", "--concurrency", "1", "--lock-lease", "3",
-        "--timeout", "10",  # the next apply waits at most that long for a write left in doubt
+        "--timeout", "2",  # the next apply waits at most that long for a write left in doubt
     )  # fmt: skip
     wait_for_writes(pipeline.site, 2)
     os.kill(process.pid, signal.SIGKILL)  # the runner dies part-way
@@ -378,6 +378,7 @@ def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
     assert "reconciler plan site/site.yaml -o plan.json" in again.stderr
 
 
+@pytest.mark.e2e
 def test_a_database_restart_mid_apply_loses_no_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -395,15 +396,14 @@ def test_a_database_restart_mid_apply_loses_no_journal(
         libpq_environment(monkeypatch, server.app_password)
         monkeypatch.setenv("RECONCILER_STATE", server.url(schema="restarted"))
         (tmp_path / "server").mkdir()
-        with loopback_site(tmp_path / "server") as site:
+        with loopback_site(tmp_path / "server", own_process=True) as site:
             site.write_manifest("team.yaml", manifest)
             site.faults(latency_ms=250)
             process = site.start(
                 "apply", "team.yaml", "--auto-approve", "--concurrency", "1", "--lock-lease", "2"
             )
             wait_for_writes(site, 2)  # users created, groups being created
-            server.stop()
-            time.sleep(1)
+            server.stop()  # cut at once, as in a crash; back as soon as it can start
             server.start()
             _, stderr = site.collect(process)
             assert "Traceback" not in stderr and "never awaited" not in stderr, stderr

@@ -18,8 +18,8 @@ from reconciler.engine.plan import Plan
 from reconciler.errors import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
 from reconciler.render.markdown import MAX_PART_CHARS, markdown_parts
 from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite, loopback_site
-from tests.test_cli_readme import code_block, copy_examples, run
-from tests.test_planner import plan_case
+from tests.support.plan_cases import plan_case
+from tests.support.readme import code_block, copy_examples, run
 
 MARKER = re.compile(r"^<!-- site-reconciler:plan site=(\S+) records=(\w+) part=(\d+)/(\d+) -->$")
 

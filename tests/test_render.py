@@ -14,7 +14,7 @@ from reconciler.errors import RefusedForSafety
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.markdown import MAX_PART_CHARS, markdown_parts, render_markdown
 from reconciler.render.text import render_text
-from tests.test_planner import CASES, plan_case
+from tests.support.plan_cases import CASES, plan_case
 
 
 def case(name: str) -> Plan:
@@ -50,6 +50,7 @@ def test_markdown_puts_the_summary_first_and_details_in_collapsible_sections() -
     assert 'this plan deletes workspace "Old"' in markdown
 
 
+@pytest.mark.slow
 def test_markdown_of_a_huge_plan_is_split_into_comments_not_trimmed() -> None:
     workspaces = [{"name": f"Team {n:04}", "users": ["alice", "bob"]} for n in range(3000)]
     plan = plan_case({"desired": {"workspaces": workspaces}})

@@ -34,7 +34,7 @@ from reconciler.render.notify import notification_text
 from reconciler.render.records_diff import RECORDS_DIFF_FORMATS, RecordsDiff
 from reconciler.render.text import render_text
 from tests.support.golden import GOLDEN, assert_golden
-from tests.test_planner import plan_case
+from tests.support.plan_cases import plan_case
 
 HOSTILE = GOLDEN / "hostile-site.yaml"
 RENDERINGS = {
@@ -171,6 +171,7 @@ _FRAGMENTS = ("<!--", "-->", "`", "```", "~~~", "|", "\n", "*", "_", "[x](y)", "
               "<details>", PREFIX, "&lt;", "\\", "\x1b[2J", "\u202e", "#", " ", "a")  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(
     st.lists(

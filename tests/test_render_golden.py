@@ -24,7 +24,7 @@ from reconciler.render.json import render_json
 from reconciler.render.markdown import markdown_parts, render_markdown
 from reconciler.render.text import render_text
 from tests.support.golden import GOLDEN, assert_golden
-from tests.test_planner import plan_case
+from tests.support.plan_cases import plan_case
 
 RENDERINGS: dict[str, Callable[[Plan], str]] = {
     "plan.txt": render_text,

@@ -10,7 +10,15 @@ import time
 
 import pytest
 
-from tests.support.sandbox_site import ADMIN, VIEWER, error_of, sandbox_site, seed_with, xml_root
+from tests.support.sandbox_site import (
+    ADMIN,
+    METHODS,
+    VIEWER,
+    error_of,
+    sandbox_site,
+    seed_with,
+    xml_root,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -18,50 +26,6 @@ ADMIN_REQUIRED = "You must be an administrator to call this method"
 NO_ACCESS_TITLE = "You do not have access privileges for this location"
 NO_ACCESS_MESSAGE = "Please try a different location or speak to an administrator"
 
-# method, valid parameters (example seed), success key, title of a refusal
-METHODS = [
-    ("user_info", {"user_id": 1001}, "userInfo", "User Info Failed"),
-    ("user_list", {}, "userList", "User List Failed"),
-    ("users_location_access", {"path": "/"}, "usersLocationAccess", None),
-    ("user_permissions_location", {"path": "/"}, "userPermissionsLocation", None),
-    ("workspace_list", {}, "workspaceList", "Workspace Listing Failed"),
-    ("workspace_info", {"workspace_id": 1}, "workspaceInfo", "Workspace Info Failed"),
-    ("workspace_add", {"name": "New One"}, "workspaceAdd", "Workspace Add Failed"),
-    ("workspace_delete", {"workspace_id": 1}, "workspaceDelete", "Workspace Delete Failed"),
-    ("user_group_add", {"name": "crew"}, "userGroupAdd", "User Group Add Failed"),
-    ("user_group_delete", {"user_group_id": 1}, "userGroupDeleted", "User Group Delete Failed"),
-    (
-        "add_to_user_group",
-        {"user_id": 1001, "user_group_ids": "1"},
-        "addToUserGroup",
-        "Add User to User Group Failed",
-    ),
-    (
-        "remove_from_user_group",
-        {"user_id": 1011, "user_group_ids": "1"},
-        "removeFromUserGroup",
-        "Remove User from User Group Failed",
-    ),
-    (
-        "add_to_workspace",
-        {"user_id": 1001, "user_workspace_ids": "1"},
-        "addToWorkspace",
-        "Add User to Workspace Failed",
-    ),
-    (
-        "remove_from_workspace",
-        {"user_id": 1042, "user_workspace_ids": "1"},
-        "removeFromWorkspace",
-        "Remove User from Workspace Failed",
-    ),
-    (
-        "user_add",
-        {"first_name": "Nia", "last_name": "New", "email": "nia@acme.example", "user_name": "nia"},
-        "userAdd",
-        "User Add Failed",
-    ),
-    ("user_delete", {"user_id": 1001}, "userDelete", "User Delete Failed"),
-]
 OPEN_TO_OTHERS = {"workspace_list", "users_location_access", "user_permissions_location"}
 ADMIN_ONLY_METHODS = [row for row in METHODS if row[0] not in OPEN_TO_OTHERS]
 FORMATS = pytest.mark.parametrize("xml", [False, True], ids=["json", "xml"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from contextlib import closing
 from pathlib import Path
 
@@ -144,19 +143,19 @@ def test_a_seed_applies_only_to_a_new_database(tmp_path: Path) -> None:
     assert [user["username"] for user in state["users"]] == ["a"] and state["workspaces"] == []
 
 
-def test_a_benchmark_sized_seed_loads_in_a_few_seconds(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_a_benchmark_sized_seed_loads_whole(tmp_path: Path) -> None:
+    """How long it takes is the benchmarks' to say (``bench/bench_sandbox.py``): a stopwatch
+    here fails on a busy machine, not on a slow loader."""
     path = tmp_path / "big.yaml"
     path.write_text(
         yaml.dump(synthetic_seed(5000, 1000, 200), Dumper=yaml.CSafeDumper), encoding="utf-8"
     )
-    started = time.monotonic()
     app = create_app(seed=load_seed_file(path), db_path=str(tmp_path / "big.sqlite"))
-    elapsed = time.monotonic() - started
     counts = app.sandbox.store.counts()
     assert counts == {"users": 5000, "workspaces": 1000, "groups": 200}
     members = app.sandbox.store.workspace_member_ids()
     assert all(5 <= len(ids) <= 20 for ids in members.values()) and len(members) == 1000
-    assert elapsed < 5.0, f"loading took {elapsed:.2f} s"
 
 
 def test_a_database_from_before_phone_ext_is_upgraded_in_place(tmp_path: Path) -> None:

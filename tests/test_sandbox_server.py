@@ -48,6 +48,7 @@ def _raw_post(base_url: str, method: str, params: dict) -> bytes:
     return received
 
 
+@pytest.mark.e2e
 def test_a_dropped_write_is_committed_and_the_connection_closes_without_a_byte(
     tmp_path: Path,
 ) -> None:
@@ -71,6 +72,7 @@ def test_a_dropped_write_is_committed_and_the_connection_closes_without_a_byte(
     assert "Sandbox site at http://127.0.0.1:" in output
 
 
+@pytest.mark.e2e
 def test_state_persists_across_a_restart_and_the_seed_is_not_reapplied(tmp_path: Path) -> None:
     db = tmp_path / "site.sqlite"
     with running_sandbox(EXAMPLE_SEED, db_path=db) as base_url:
@@ -85,6 +87,7 @@ def test_state_persists_across_a_restart_and_the_seed_is_not_reapplied(tmp_path:
     assert answer == {"workspaceAdd": {"workspaceId": 3}}  # IDs are not reused after a restart
 
 
+@pytest.mark.e2e
 def test_the_access_log_masks_keys_signatures_and_passwords(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     password = "Correct-Horse-Battery-Staple-9"
@@ -110,6 +113,7 @@ def test_the_access_log_masks_keys_signatures_and_passwords(tmp_path: Path) -> N
     assert "&signature=***" in output and "&password=***" in output
 
 
+@pytest.mark.e2e
 def test_every_switch_reaches_the_server_through_the_command_line() -> None:
     settings = SandboxSettings(
         errors_as_200=True, timestamp_window=42, open_workspace_list=True,

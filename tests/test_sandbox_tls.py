@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,20 +13,30 @@ import pytest
 
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR
 from reconciler.sandbox.server import running_sandbox
-from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite, reconciler_command
+from tests.support.cli_runner import run_reconciler
+from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite, serving_in_thread
 
 
 @pytest.fixture
 def https_site(tmp_path: Path) -> Iterator[LoopbackSite]:
+    """The sandbox served over HTTPS as ``sandbox serve --tls`` serves it (in a thread)."""
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
-    with running_sandbox(EXAMPLE_SEED, tls_dir=tmp_path / "tls") as url:
+    log = tmp_path / "sandbox-server.log"
+    with serving_in_thread(EXAMPLE_SEED, None, log_path=log, tls_dir=tmp_path / "tls") as url:
         yield LoopbackSite(url, tmp_path)
 
 
-def test_an_https_sandbox_is_trusted_through_its_ca_file(https_site: LoopbackSite) -> None:
-    ca_file = https_site.workdir / "tls" / "ca.pem"
-    assert https_site.url.startswith("https://127.0.0.1:")
-    planned = https_site.run("plan", "site.yaml", "--ca-file", str(ca_file), "--detailed-exitcode")
+@pytest.mark.e2e
+def test_an_https_sandbox_is_trusted_through_its_ca_file(tmp_path: Path) -> None:
+    """The command itself: ``sandbox serve --tls`` writes the authority and a private key."""
+    shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
+    with running_sandbox(EXAMPLE_SEED, tls_dir=tmp_path / "tls") as url:
+        https_site = LoopbackSite(url, tmp_path)
+        ca_file = https_site.workdir / "tls" / "ca.pem"
+        assert https_site.url.startswith("https://127.0.0.1:")
+        planned = https_site.run(
+            "plan", "site.yaml", "--ca-file", str(ca_file), "--detailed-exitcode"
+        )
     assert planned.returncode == EXIT_CHANGES, planned.stderr
     assert "Plan: 14 to create" in planned.stdout
     server_key = https_site.workdir / "tls" / "server.pem"
@@ -36,14 +45,14 @@ def test_an_https_sandbox_is_trusted_through_its_ca_file(https_site: LoopbackSit
 
 def test_the_ca_file_can_come_from_the_environment(https_site: LoopbackSite) -> None:
     env = {**https_site.env, "RECONCILER_CA_FILE": str(https_site.workdir / "tls" / "ca.pem")}
-    planned = subprocess.run(
-        [*reconciler_command(), "plan", "site.yaml", "--detailed-exitcode"],
-        cwd=https_site.workdir, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    planned = run_reconciler(
+        "plan", "site.yaml", "--detailed-exitcode", cwd=https_site.workdir, env=env
+    )
     https_site.transcript += [planned.stdout, planned.stderr]
     assert planned.returncode == EXIT_CHANGES, planned.stderr
 
 
+@pytest.mark.slow
 def test_without_the_ca_file_the_certificate_is_refused_in_one_message(
     https_site: LoopbackSite,
 ) -> None:

@@ -186,6 +186,7 @@ async def _run(scenario: Scenario, directory: Path) -> None:
     _count("examples")
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,

@@ -71,6 +71,7 @@ def test_the_scanner_skips_only_seeds_and_the_sites_database() -> None:
     assert report.files == 3 and len(report.leaks) == 3
 
 
+@pytest.mark.slow
 def test_no_secret_in_any_output_plan_state_or_log_of_every_command(
     site: LoopbackSite, open_umask: None
 ) -> None:

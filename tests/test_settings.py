@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -24,14 +23,13 @@ from click.testing import CliRunner
 from reconciler import environment
 from reconciler.cli.options import SiteOptions, locking_site_options, site_options
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
-from tests.support.cli_runner import run_reconciler
+from tests.support.cli_runner import CliOutcome, run_reconciler
 from tests.support.loopback import (
     ADMIN_KEY,
     ADMIN_SECRET,
     EXAMPLE_SITE,
     REPO,
     LoopbackSite,
-    reconciler_command,
 )
 
 
@@ -210,11 +208,8 @@ def test_a_bad_variable_is_named(manifest_dir: Path, monkeypatch: pytest.MonkeyP
 # --- the real CLI against the sandbox over loopback -----------------------------------------
 
 
-def _run(site: LoopbackSite, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [*reconciler_command(), *args], cwd=site.workdir, env=env, capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
+def _run(site: LoopbackSite, env: dict[str, str], *args: str) -> CliOutcome:
+    result = run_reconciler(*args, cwd=site.workdir, env=env)
     site.transcript += [result.stdout, result.stderr]
     assert "Traceback" not in result.stderr, result.stderr
     return result

@@ -20,9 +20,9 @@ import pytest
 from reconciler.engine.plan import PlanOptions
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import engine_site
+from tests.support.fault_runs import converge_under_faults
 from tests.support.sandbox_site import error_of, example_seed, sandbox_site
 from tests.support.site_strategies import load_desired
-from tests.test_faults import converge_under_faults
 
 CONVERGING_SWITCHES = {
     "unknown_ids_as_400": {"unknown_ids_as_400": True},

@@ -210,6 +210,7 @@ PRELUDE = """
 """
 
 
+@pytest.mark.e2e
 def test_a_read_only_file_system_is_a_clear_error_and_reads_still_work(tmp_path: Path) -> None:
     done = run_on_small_disk(
         tmp_path,
@@ -232,6 +233,7 @@ def test_a_read_only_file_system_is_a_clear_error_and_reads_still_work(tmp_path:
     assert "Give a writable state location" in lines[1]
 
 
+@pytest.mark.e2e
 def test_a_full_disk_is_a_clear_error_and_leaves_no_partial_version(tmp_path: Path) -> None:
     done = run_on_small_disk(
         tmp_path,
@@ -252,6 +254,7 @@ def test_a_full_disk_is_a_clear_error_and_leaves_no_partial_version(tmp_path: Pa
     assert listing.startswith("1 ") and ".tmp-" not in listing and "0000000002" not in listing
 
 
+@pytest.mark.e2e
 def test_the_directory_backend_never_loads_psycopg(tmp_path: Path) -> None:
     code = (
         "import sys; from pathlib import Path\n"

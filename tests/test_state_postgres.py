@@ -238,6 +238,7 @@ def test_a_plan_key_that_a_read_only_role_can_read_is_refused(
     assert records.plan_key(create=False) is not None
 
 
+@pytest.mark.slow
 def test_a_journal_entry_survives_a_database_crash_right_after_it_was_written(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

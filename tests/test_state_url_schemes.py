@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.manifest import load_manifest
-from tests.test_cli_hints import ROOT
+from tests.support.readme import ROOT
 
 SECTION = (ROOT / "docs" / "manifest.md").read_text(encoding="utf-8")
 SECTION = SECTION[SECTION.index("## Where the records live") :]

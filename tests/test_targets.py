@@ -19,8 +19,8 @@ from reconciler.engine.records import Records
 from reconciler.engine.targets import NothingTargeted, Selection, selected
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
 from tests.support.loopback import LoopbackSite
+from tests.support.readme import ROOT, code_block, run
 from tests.support.site_strategies import load_desired
-from tests.test_cli_readme import ROOT, code_block, run
 
 SMALL: dict[str, Any] = {
     "version": 1,

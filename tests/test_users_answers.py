@@ -20,9 +20,8 @@ import httpx
 import pytest
 
 from reconciler.errors import EXIT_OK
-from reconciler.sandbox.server import running_sandbox
 from tests.support.hostile_server import Reply, Request, hostile_server
-from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite
+from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite, serving_in_thread
 
 DAVE = {"username": "dave", "email": "dave@acme.example", "first_name": "Dave"}
 DAVE_ID = 1004
@@ -79,7 +78,7 @@ def site(tmp_path: Path) -> Iterator[Site]:
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
     db = tmp_path / "sandbox.db"
     log = tmp_path / "sandbox-server.log"
-    with running_sandbox(str(EXAMPLE_SEED), None, db, log_path=log) as url:
+    with serving_in_thread(EXAMPLE_SEED, None, log_path=log, db_path=db) as url:
         placeholder = LoopbackSite(url, tmp_path)
         relay = Site(placeholder, db, url)
         with hostile_server(lambda request: relay.respond(request)) as server:
@@ -144,6 +143,7 @@ def test_a_user_add_answer_naming_an_id_nobody_has_is_not_believed(
     assert_nina_joined_as_herself(site, answered)
 
 
+@pytest.mark.slow
 def test_a_user_add_answer_naming_a_deleted_users_id_is_not_believed(site: Site) -> None:
     """The ID of a user this tool deleted earlier: on no list, in no record, yet not hers."""
     pia = {"username": "pia", "email": "pia@acme.example", "first_name": "Pia", "last_name": "P"}

@@ -23,12 +23,6 @@ from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite
 from tests.support.sandbox_site import example_seed
 from tests.support.site_strategies import load_desired
 
-
-@pytest.fixture(params=SANDBOX_PROFILES)
-def sandbox_profile(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 TEAM = [
     {"username": "nina", "email": "nina@acme.example", "first_name": "Nina", "last_name": "N"},
     {"username": "omar", "email": "omar@acme.example", "first_name": "Omar", "last_name": "O"},
@@ -157,6 +151,7 @@ def test_a_fault_run_creates_each_user_exactly_once(tmp_path: Path) -> None:
     assert all(names[user["username"]] == 1 for user in TEAM), names
 
 
+@pytest.mark.parametrize("sandbox_profile", SANDBOX_PROFILES)
 def test_a_user_whose_creation_fails_skips_what_needs_it_and_says_why(
     site: LoopbackSite,
 ) -> None:

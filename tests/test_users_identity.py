@@ -225,6 +225,7 @@ def test_a_user_delete_the_site_still_lists_is_not_recorded_as_done(
     assert failed and "still lists user #1004" in failed[0].detail, outcome.report.outcomes
 
 
+@pytest.mark.slow
 def test_a_username_written_in_another_case_is_the_same_user(site: LoopbackSite) -> None:
     site.write_manifest("people.yaml", people("dave"))
     assert site.run("adopt", "people.yaml").returncode == EXIT_OK

@@ -87,6 +87,7 @@ class Caller:
         clock: Callable[[], float],
         sleep: Callable[[float], Awaitable[None]],
         jitter: Callable[[], float],
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.stats = ClientStats()
@@ -97,7 +98,11 @@ class Caller:
         self._boundary = Boundary(config)
         self._retry = RetryPolicy(config, jitter)
         self._slots = asyncio.Semaphore(config.concurrency)
-        self._bucket = TokenBucket(config.rate_limit) if config.rate_limit else None
+        self._bucket = (
+            TokenBucket(config.rate_limit, clock=monotonic, sleep=sleep)
+            if config.rate_limit
+            else None
+        )
         self._suffix = ".xml" if config.response_format == "xml" else ""
         accept = "application/xml" if self._suffix else "application/json"
         # The transport is called directly, without an httpx.AsyncClient around it: its URL

@@ -38,7 +38,8 @@ class SiteClient:
     """Async client of one site; use as ``async with SiteClient(config) as client:``.
 
     ``transport`` is the seam for tests (the sandbox in-process, or a loopback server);
-    ``clock``, ``sleep`` and ``jitter`` make timestamps and waits injectable.
+    ``clock``, ``sleep`` and ``jitter`` make timestamps and waits injectable, ``monotonic``
+    the clock ``--rate-limit`` spaces calls by (its waits are ``sleep``'s too).
     """
 
     def __init__(
@@ -49,9 +50,17 @@ class SiteClient:
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         jitter: Callable[[], float] = random.random,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
-        self._caller = Caller(config, transport=transport, clock=clock, sleep=sleep, jitter=jitter)
+        self._caller = Caller(
+            config,
+            transport=transport,
+            clock=clock,
+            sleep=sleep,
+            jitter=jitter,
+            monotonic=monotonic,
+        )
         self.stats: ClientStats = self._caller.stats
         self._location_method: ApiMethod[tuple[answers.LocationEntry, ...]] | None = None
         self._location_probe = asyncio.Lock()

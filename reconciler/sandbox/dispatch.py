@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,9 @@ class Sandbox:
     settings: SandboxSettings
     faults: Faults
     calls: Counter[str] = field(default_factory=Counter)
+    # the rate limiter's clock: a test injects one that its client's waits move forward,
+    # so a rate-limited run takes no wall-clock time
+    clock: Callable[[], float] = time.monotonic
 
     def update_settings(self, changes: dict[str, Any]) -> SandboxSettings:
         """Apply a partial update (validated); a new ``random_seed`` restarts the fault dice."""
@@ -96,7 +99,7 @@ async def _answer(
 ) -> Response:
     if settings.latency_ms:
         await asyncio.sleep(settings.latency_ms / 1000)
-    sandbox.faults.admit(time.monotonic(), settings.rate_limit)
+    sandbox.faults.admit(sandbox.clock(), settings.rate_limit)
     sandbox.faults.maybe_fail(settings.fail_rate)
     if method is None:
         raise ApiError(404, f"There is no API method {name!r} on this site.")

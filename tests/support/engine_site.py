@@ -34,6 +34,7 @@ from reconciler.sandbox.transport import SandboxTransport
 from reconciler.state.backend import Holder, RecordStore
 from reconciler.state.directory import DirectoryRecords
 from tests.support.loopback import ADMIN_KEY, ADMIN_SECRET
+from tests.support.virtual_time import VirtualTime
 
 SITE_URL = "https://sandbox.example"
 INJECTED_FAILURE = b"Please try again or contact customer support"
@@ -185,16 +186,26 @@ async def engine_site(
     seed: Mapping[str, Any],
     state_dir: Path,
     settings: SandboxSettings | None = None,
+    *,
+    waits_on: VirtualTime | None = None,
     **client_options: Any,
 ) -> AsyncIterator[EngineSite]:
-    """A fresh in-memory sandbox seeded with ``seed``, and the engine's client and records."""
+    """A fresh in-memory sandbox seeded with ``seed``, and the engine's client and records.
+
+    ``waits_on``: the client's waits move that clock, which the site's rate limiter shares
+    (a rate-limited site in no wall-clock time); otherwise they are shortened (``short_sleep``).
+    """
     app = create_app(settings, seed=seed)
     options = {"backoff_base": 0.01, **client_options}
     sleep = options.pop("sleep", short_sleep)
+    timing: dict[str, Any] = {"sleep": sleep}
+    if waits_on is not None:
+        app.sandbox.clock = waits_on.monotonic
+        timing = {"sleep": waits_on.sleep, "monotonic": waits_on.monotonic}
     config = ClientConfig(SITE_URL, ADMIN_KEY, Secret(ADMIN_SECRET), **options)
     tap = FaultTap(SandboxTransport(app))
     try:
-        async with SiteClient(config, transport=tap, sleep=sleep) as client:
+        async with SiteClient(config, transport=tap, **timing) as client:
             with DirectoryRecords(state_dir, SITE_URL) as store:
                 yield EngineSite(app, client, store, tap)
     finally:

@@ -146,7 +146,8 @@ def hostile_server(respond: Respond) -> Iterator[HostileServer]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     server.block_on_close = False  # a dripping handler must not hold the test's end
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # serve_forever looks for shutdown() every poll_interval: 0.5 s by default, at every end
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield HostileServer(f"http://127.0.0.1:{server.server_address[1]}", received)

@@ -1,32 +1,42 @@
 """End-to-end support: a real sandbox server on loopback and the real ``reconciler`` command.
 
-``LoopbackSite`` starts ``reconciler sandbox serve`` as a subprocess; ``run`` invokes the
-installed console script in another subprocess with the site's URL and credentials in its
-environment, exactly as a pipeline would. Direct changes "behind the manifest's back" go
-through the site API with the client, as any other API user would make them.
+``LoopbackSite`` starts ``reconciler sandbox serve`` as a subprocess; ``run`` runs the
+command's entry point in-process (``tests.support.cli_runner``) in the site's workdir, with
+the site's URL and credentials in its environment, exactly as a pipeline would give them.
+``start`` runs the installed console script as a real process, for the tests that kill it.
+Direct changes "behind the manifest's back" go through the site API with the client, as any
+other API user would make them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import uvicorn
 import yaml
 
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.errors import EXIT_OK
+from reconciler.sandbox import server
+from reconciler.sandbox.app import create_app
+from reconciler.sandbox.seed import load_seed_file
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.settings import SandboxSettings
+from reconciler.sandbox.tls import make_certificates
+from tests.support.cli_runner import CliOutcome, run_reconciler
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_SEED = REPO / "reconciler" / "sandbox" / "seeds" / "example.yaml"
@@ -65,18 +75,10 @@ class LoopbackSite:
         env.pop("RECONCILER_DEBUG", None)
         return env
 
-    def run(
-        self, *args: str, input: str | None = None, timeout: float = 120
-    ) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [*reconciler_command(), *args],
-            cwd=self.workdir,
-            env=self.env,
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+    def run(self, *args: str, input: str | None = None) -> CliOutcome:
+        """``reconciler ARGS...`` in the workdir, against this site; its output joins the
+        transcript."""
+        result = run_reconciler(*args, cwd=self.workdir, env=self.env, input=input)
         self.transcript += [result.stdout, result.stderr]
         assert "Traceback" not in result.stderr, result.stderr
         return result
@@ -146,13 +148,101 @@ def loopback_site(
     workdir: Path,
     seed: Path | dict[str, Any] = EXAMPLE_SEED,
     settings: SandboxSettings | None = None,
+    *,
+    own_process: bool = False,
 ) -> Iterator[LoopbackSite]:
-    server_log = workdir / "sandbox-server.log"  # beside the outputs, for the secret scan
-    with running_sandbox(
-        seed if isinstance(seed, dict) else str(seed), settings, log_path=server_log
-    ) as url:
+    """The sandbox served over loopback from a thread of this process, for one test.
+
+    It is the server ``reconciler sandbox serve`` runs (the same uvicorn server class, socket
+    and settings, connections dropped at the TCP level), without a second of interpreter
+    start-up per site; ``tests/test_sandbox_server.py`` covers the command itself. Its log
+    goes beside the outputs, for the secret scan.
+
+    ``own_process``: ``sandbox serve`` as a child process instead, for a test that kills
+    applies: a site keeps its own pace, and a thread of a busy test process may carry a
+    killed apply's last write out only after the next apply started (a race the tool cannot
+    see for group members).
+    """
+    log = workdir / "sandbox-server.log"
+    if own_process:
+        given = seed if isinstance(seed, dict) else str(seed)
+        with running_sandbox(given, settings, log_path=log) as url:
+            yield LoopbackSite(url, workdir)
+        return
+    with serving_in_thread(seed, settings, log_path=log) as url:
         yield LoopbackSite(url, workdir)
 
 
+@contextmanager
+def serving_in_thread(
+    seed: Path | Mapping[str, Any],
+    settings: SandboxSettings | None,
+    *,
+    log_path: Path,
+    clock: Callable[[], float] | None = None,
+    db_path: Path | None = None,
+    tls_dir: Path | None = None,
+) -> Iterator[str]:
+    """``sandbox serve --port 0`` as the command runs it, in a thread; yields the base URL.
+
+    The app is built in the server's thread (its SQLite store belongs to that thread) from
+    the seed as the command reads it: a seed file is checked by ``load_seed_file``, with the
+    duplicate-names switch given beside it. ``clock`` is its rate limiter's clock; ``db_path``
+    its SQLite file (else in memory); with ``tls_dir`` it serves HTTPS, as ``--tls`` does,
+    and the authority to trust is ``tls_dir/ca.pem``.
+    """
+    ready, stopped = threading.Event(), threading.Event()
+    found: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            duplicates = True if settings and settings.allow_duplicate_workspace_names else None
+            data = (
+                dict(seed)
+                if isinstance(seed, Mapping)
+                else load_seed_file(seed, allow_duplicate_workspace_names=duplicates)
+            )
+            app = create_app(settings, seed=data, db_path=None if db_path is None else str(db_path))
+            if clock is not None:
+                app.sandbox.clock = clock
+            certificates = None if tls_dir is None else make_certificates(tls_dir, "127.0.0.1")
+            sock = server._listen("127.0.0.1", 0)
+            http, loop = server.fast_stack()
+            config = uvicorn.Config(
+                app, log_config=None, log_level="warning", lifespan="off",
+                proxy_headers=False, timeout_graceful_shutdown=1, access_log=False,
+                ssl_certfile=None if certificates is None else str(certificates.server),
+                http=http, loop=loop,
+            )  # fmt: skip
+            port = sock.getsockname()[1]
+            found["url"] = server.base_url("127.0.0.1", port, tls=tls_dir is not None)
+            found["server"] = uvicorn_server = server._Server(config, app, ready.set)
+            with sock:
+                uvicorn_server.run(sockets=[sock])
+        except BaseException as exc:  # reported to the test that waits for the site
+            found["error"] = exc
+        finally:
+            ready.set()
+            stopped.set()
+
+    log = logging.FileHandler(log_path, encoding="utf-8")
+    uvicorn_logger = logging.getLogger("uvicorn")
+    uvicorn_logger.addHandler(log)
+    thread = threading.Thread(target=run, name="sandbox server", daemon=True)
+    thread.start()
+    try:
+        ready.wait()
+        if "error" in found:
+            raise RuntimeError("the sandbox did not start") from found["error"]
+        yield found["url"]
+    finally:
+        if "server" in found:
+            found["server"].should_exit = True
+        thread.join()
+        uvicorn_logger.removeHandler(log)
+        log.close()
+
+
 SANDBOX_PROFILES = ("default", "published")
-"""The sandbox profiles the engine's end-to-end and pipeline tests run against."""
+"""The sandbox profiles a test runs against when its behaviour differs on the published one
+(the published run covers code the default run does not: compare coverage by test context)."""

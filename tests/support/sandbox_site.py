@@ -51,6 +51,53 @@ VIEWER = Who("sandbox-viewer-key", "sandbox-viewer-secret")
 ADMIN_ID, VIEWER_ID = 1, 2
 
 
+METHODS = [
+    ("user_info", {"user_id": 1001}, "userInfo", "User Info Failed"),
+    ("user_list", {}, "userList", "User List Failed"),
+    ("users_location_access", {"path": "/"}, "usersLocationAccess", None),
+    ("user_permissions_location", {"path": "/"}, "userPermissionsLocation", None),
+    ("workspace_list", {}, "workspaceList", "Workspace Listing Failed"),
+    ("workspace_info", {"workspace_id": 1}, "workspaceInfo", "Workspace Info Failed"),
+    ("workspace_add", {"name": "New One"}, "workspaceAdd", "Workspace Add Failed"),
+    ("workspace_delete", {"workspace_id": 1}, "workspaceDelete", "Workspace Delete Failed"),
+    ("user_group_add", {"name": "crew"}, "userGroupAdd", "User Group Add Failed"),
+    ("user_group_delete", {"user_group_id": 1}, "userGroupDeleted", "User Group Delete Failed"),
+    (
+        "add_to_user_group",
+        {"user_id": 1001, "user_group_ids": "1"},
+        "addToUserGroup",
+        "Add User to User Group Failed",
+    ),
+    (
+        "remove_from_user_group",
+        {"user_id": 1011, "user_group_ids": "1"},
+        "removeFromUserGroup",
+        "Remove User from User Group Failed",
+    ),
+    (
+        "add_to_workspace",
+        {"user_id": 1001, "user_workspace_ids": "1"},
+        "addToWorkspace",
+        "Add User to Workspace Failed",
+    ),
+    (
+        "remove_from_workspace",
+        {"user_id": 1042, "user_workspace_ids": "1"},
+        "removeFromWorkspace",
+        "Remove User from Workspace Failed",
+    ),
+    (
+        "user_add",
+        {"first_name": "Nia", "last_name": "New", "email": "nia@acme.example", "user_name": "nia"},
+        "userAdd",
+        "User Add Failed",
+    ),
+    ("user_delete", {"user_id": 1001}, "userDelete", "User Delete Failed"),
+]
+"""One row per API method: its name, valid parameters (example seed), success key and the
+title of its refusal."""
+
+
 PERMISSION_FIELDS = [
     "uploadFiles", "batchUploadFiles", "downloadFiles", "batchDownloadFiles", "deleteFiles",
     "batchDeleteFiles", "moveCopyFiles", "batchMoveCopyFiles", "renameFiles", "createFolders",
