@@ -7,7 +7,6 @@ Bad manifests are table-driven in ``test_manifest_cases.py``; hostile input is i
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -377,18 +376,18 @@ def _large_manifest(workspaces: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.slow
-def test_a_thousand_workspaces_load_in_well_under_a_second(tmp_path: Path) -> None:
+def test_a_thousand_workspaces_load(tmp_path: Path) -> None:
+    """A site of the benchmark's size loads whole (its time is bench/bench_manifest.py's)."""
     path = tmp_path / "large.yaml"
     path.write_text(_large_manifest(1000), encoding="utf-8")
-    load_manifest([EXAMPLE])  # the first call reads the schema
-    timings = []
-    for _ in range(3):
-        started = time.perf_counter()
-        result = load_manifest([path])
-        timings.append(time.perf_counter() - started)
+    result = load_manifest([path])
     assert result.desired is not None and len(result.desired.workspaces) == 1000
-    assert min(timings) < 1.0
+    workspaces = result.desired.workspaces
+    assert [ws.name for ws in workspaces] == [f"Workspace {i:04d}" for i in range(1000)]
+    assert all(ws.permissions and "upload_files" in ws.permissions for ws in workspaces)
+    assert [i for i, ws in enumerate(workspaces) if "rename_files" in (ws.permissions or ())] == [
+        *range(0, 1000, 3)
+    ]
 
 
 @pytest.mark.parametrize(
