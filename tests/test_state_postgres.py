@@ -205,17 +205,54 @@ def test_a_holder_cut_off_from_the_database_loses_the_lock_and_its_late_writes_a
 
 
 def test_a_role_that_may_not_create_the_schema_is_told_what_to_ask_for(
-    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, opened: list[RecordStore]
+    postgres_server: PostgresServer,
+    monkeypatch: pytest.MonkeyPatch,
+    opened: list[RecordStore],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Nothing was ever saved, so a read finds no records (and says why); the first write
+    names what to ask the DBA for."""
     role, password, schema = f"r_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex, fresh_schema()
     with postgres_server.admin() as admin:
         admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
     libpq_environment(monkeypatch, password)
     url = f"postgresql://{role}@{postgres_server.host}:{postgres_server.port}/{DATABASE}"
+    records = records_at(f"{url}?schema={schema}", opened)
+    assert records.load() == Snapshot(0, None)
+    assert (
+        "this database role may not create them: reading them as empty" in capsys.readouterr().err
+    )
     with pytest.raises(StateError) as refused:
-        records_at(f"{url}?schema={schema}", opened).load()
+        records.lock(Holder.current("apply"))
     assert "permission denied for database" in refused.value.message
     assert f"CREATE SCHEMA {schema} AUTHORIZATION <role>" in str(refused.value.hint)
+
+
+def test_a_read_only_role_before_the_first_save_reads_no_records(
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, opened: list[RecordStore]
+) -> None:
+    """docs/ci.md's reviewer role on a schema the writer has not used yet (the first pull
+    request, before any run on main): a plan reads no records rather than failing; every
+    write is refused, and the schema is left as the DBA made it."""
+    reader, password, schema = f"r_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex, fresh_schema()
+    with postgres_server.admin() as admin:
+        admin.execute(f"CREATE ROLE {reader} LOGIN PASSWORD '{password}'")
+        admin.execute(f"CREATE SCHEMA {schema} AUTHORIZATION {APP_ROLE}")
+        admin.execute(f"GRANT USAGE ON SCHEMA {schema} TO {reader}")
+    libpq_environment(monkeypatch, password)
+    url = f"postgresql://{reader}@{postgres_server.host}:{postgres_server.port}/{DATABASE}"
+    records = records_at(f"{url}?schema={schema}", opened)
+    assert records.load() == Snapshot(0, None)
+    assert (records.history(), records.journal_entries()) == ([], [])
+    assert records.plan_key(create=False) is None
+    with pytest.raises(StateError) as refused:
+        records.lock(Holder.current("apply"))
+    assert "Cannot create the records' tables" in refused.value.message
+    with postgres_server.admin() as admin:
+        tables = admin.execute(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = %s", [schema]
+        ).fetchone()
+    assert tables == (0,)
 
 
 def test_a_plan_key_that_a_read_only_role_can_read_is_refused(

@@ -80,6 +80,20 @@ class PostgresRecords(RecordStore):
             self._conn = self._db.connect()
         return self._conn
 
+    def _nothing_saved(self) -> bool:
+        """Whether the tables do not exist yet (and this role may not make them): a reader
+        then finds no records, as on a new site."""
+        self._connection()
+        return self._db.no_tables is not None
+
+    def _writable(self) -> Connection:
+        """The connection, for a write; the reason it cannot be, when the tables are missing
+        and this role may not create them."""
+        conn = self._connection()
+        if self._db.no_tables is not None:
+            raise self._db.no_tables
+        return conn
+
     def _where(self, version: int | None = None) -> str:
         suffix = f" version {version}" if version is not None else ""
         return f"{self.location} (schema {self._db.schema}, site {self.site}{suffix})"
@@ -92,6 +106,8 @@ class PostgresRecords(RecordStore):
         return Snapshot(int(version), check_site(data, self.site, f"at {self._where(version)}"))
 
     def load(self) -> Snapshot:
+        if self._nothing_saved():
+            return Snapshot(0, None)
         with self._db.transaction(self._connection(), "read the records") as conn:
             row = conn.execute(
                 self._db.q(
@@ -103,14 +119,7 @@ class PostgresRecords(RecordStore):
         return self._snapshot(row)
 
     def load_version(self, version: int) -> Snapshot:
-        with self._db.transaction(self._connection(), "read the records") as conn:
-            row = conn.execute(
-                self._db.q(
-                    "SELECT version, records::text FROM {s}.versions "
-                    "WHERE site = %s AND version = %s"
-                ),
-                [self.site, version],
-            ).fetchone()
+        row = None if self._nothing_saved() else self._version_row(version)
         if row is None:
             raise StateError(
                 f"There is no version {version} of the records of {self.site} in {self.location}.",
@@ -118,7 +127,19 @@ class PostgresRecords(RecordStore):
             )
         return self._snapshot(row)
 
+    def _version_row(self, version: int) -> tuple[Any, ...] | None:
+        with self._db.transaction(self._connection(), "read the records") as conn:
+            return conn.execute(
+                self._db.q(
+                    "SELECT version, records::text FROM {s}.versions "
+                    "WHERE site = %s AND version = %s"
+                ),
+                [self.site, version],
+            ).fetchone()
+
     def history(self) -> list[VersionInfo]:
+        if self._nothing_saved():
+            return []
         with self._db.transaction(self._connection(), "read the records' history") as conn:
             rows = conn.execute(
                 self._db.q(
@@ -144,7 +165,7 @@ class PostgresRecords(RecordStore):
         check_site(data, self.site, "given to save")
         text = dump_stored(data)
         version = expected_version + 1
-        with self._db.transaction(self._connection(), "save the records") as conn:
+        with self._db.transaction(self._writable(), "save the records") as conn:
             fence(self._db, conn, self.site, self._token_of(lease))
             newest = self._newest(conn)
             if newest != expected_version:
@@ -197,7 +218,7 @@ class PostgresRecords(RecordStore):
 
         def attempt() -> Lease | Refusal:
             asked = time.monotonic()  # the lease runs from a moment after this one
-            taken = take(self._db, self._connection(), self.site, holder, seconds)
+            taken = take(self._db, self._writable(), self.site, holder, seconds)
             if isinstance(taken, Refusal):
                 return taken
             token, stored, took_over_from = taken
@@ -212,7 +233,7 @@ class PostgresRecords(RecordStore):
 
     def journal_append(self, lease: Lease, entry: dict[str, Any]) -> None:
         text = dump_stored(entry)
-        with self._db.transaction(self._connection(), "write the journal") as conn:
+        with self._db.transaction(self._writable(), "write the journal") as conn:
             fence(self._db, conn, self.site, self._token_of(lease))
             conn.execute(
                 self._db.q("INSERT INTO {s}.journal (site, entry) VALUES (%s, %s::jsonb)"),
@@ -220,6 +241,8 @@ class PostgresRecords(RecordStore):
             )
 
     def journal_entries(self) -> list[dict[str, Any]]:
+        if self._nothing_saved():
+            return []
         with self._db.transaction(self._connection(), "read the journal") as conn:
             rows = conn.execute(
                 self._db.q("SELECT seq, entry::text FROM {s}.journal WHERE site = %s ORDER BY seq"),
@@ -228,7 +251,9 @@ class PostgresRecords(RecordStore):
         return [parse_stored(text, f"{self._where()} journal {seq}") for seq, text in rows]
 
     def plan_key(self, *, create: bool = True) -> bytes | None:
-        with self._db.transaction(self._connection(), "read the plan key") as conn:
+        if not create and self._nothing_saved():
+            return None
+        with self._db.transaction(self._writable(), "read the plan key") as conn:
             if create:
                 conn.execute(
                     self._db.q(
@@ -272,7 +297,7 @@ class PostgresRecords(RecordStore):
             )
             for info, data in versions
         ]
-        with self._db.transaction(self._connection(), "import the records") as conn:
+        with self._db.transaction(self._writable(), "import the records") as conn:
             fence(self._db, conn, self.site, self._token_of(lease))
             conn.execute(self._db.q("DELETE FROM {s}.versions WHERE site = %s"), [self.site])
             with conn.cursor() as cursor:

@@ -25,7 +25,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from reconciler.api.config import MASK
 from reconciler.errors import StateError
 from reconciler.state.backend import StateLocation
-from reconciler.state.postgres_schema import ensure_schema
+from reconciler.state.leases import say
+from reconciler.state.postgres_schema import ensure_schema, installed_version
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
@@ -82,6 +83,9 @@ class Database:
         ]
         self._statements: dict[str, sql.Composed] = {}
         self._schema_ready = False
+        self.no_tables: StateError | None = None
+        """Set when the tables do not exist yet and this role may not create them (a
+        read-only reviewer before the first apply): what a write then says."""
 
     def q(self, text: str) -> sql.Composed:
         """``text`` with ``{s}`` standing for the schema, quoted as an identifier."""
@@ -129,6 +133,18 @@ class Database:
         if not self._schema_ready:
             try:
                 ensure_schema(conn, self.schema)
+            except psycopg.errors.InsufficientPrivilege as exc:
+                if _layout_of(conn, self.schema) != 0:
+                    conn.close()
+                    raise self.error(exc, "prepare the records' tables") from None
+                # Nothing was ever saved here: there are no records to read, and a reviewer's
+                # read-only role is right not to create them. A write says why it cannot.
+                self.no_tables = self.error(exc, "create the records' tables")
+                say(
+                    f"The records' tables do not exist yet in schema {self.schema!r} of "
+                    f"{self.display}, and this database role may not create them: reading "
+                    "them as empty (the first apply, with the writer's role, creates them)."
+                )
             except psycopg.Error as exc:
                 conn.close()
                 raise self.error(exc, "prepare the records' tables") from None
@@ -156,3 +172,12 @@ class Database:
             return conn.execute(query, params).rowcount
         except psycopg.Error as exc:
             raise self.error(exc, action) from None
+
+
+def _layout_of(conn: Connection, schema: str) -> int | None:
+    """The records' layout version in ``schema``: 0 when nothing was ever saved there, None
+    when this role cannot even tell."""
+    try:
+        return installed_version(conn, schema)
+    except psycopg.Error:
+        return None

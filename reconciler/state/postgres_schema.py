@@ -60,7 +60,7 @@ def _statement(text: str, schema: str) -> sql.Composed:
     return sql.SQL(text).format(s=sql.Identifier(schema))
 
 
-def _installed_version(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> int:
+def installed_version(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> int:
     table = sql.Identifier(schema).as_string(conn) + ".schema_version"
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [table]).fetchone()
     if not row or not row[0]:
@@ -94,7 +94,7 @@ def ensure_schema(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> 
 
 def _ensure_schema(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> None:
     with conn.transaction():
-        installed = _installed_version(conn, schema)
+        installed = installed_version(conn, schema)
     if installed == SCHEMA_VERSION:
         return
     with conn.transaction():
@@ -106,7 +106,7 @@ def _ensure_schema(conn: psycopg.Connection[tuple[object, ...]], schema: str) ->
         conn.execute(
             _statement("CREATE TABLE IF NOT EXISTS {s}.schema_version (version integer)", schema)
         )
-        installed = _installed_version(conn, schema)  # another runner may have done it
+        installed = installed_version(conn, schema)  # another runner may have done it
         if installed > SCHEMA_VERSION:
             raise StateError(
                 f"The records in schema {schema!r} were laid out by a newer release of the "
