@@ -24,7 +24,16 @@ from tests.support.ci_pipelines import FORGES, Team, TeamFactory, ci_tool, make_
 from tests.support.loopback import EXAMPLE_SEED, REPO
 
 __all__ = ["ci_tool", "make_team"]  # fixtures
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.parametrize("forge", FORGES)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+BOTH = pytest.mark.parametrize("forge", FORGES)
+"""Where the templates' own steps decide (the onboard job, an apply gated on the plan's exit
+code, each forge's secrets): every forge."""
+
+
+def one(forge: str) -> pytest.MarkDecorator:
+    """Where the tool decides, through the plan and apply jobs every forge runs alike (those
+    jobs run on both forges in test_ci_templates.py): one forge, alternating, to keep CI short."""
+    return pytest.mark.parametrize("forge", [forge])
 
 
 def _empty_site() -> tuple[dict[str, Any], SandboxSettings]:
@@ -35,6 +44,7 @@ def _empty_site() -> tuple[dict[str, Any], SandboxSettings]:
     return seed, dataclasses.replace(settings, omit_groups_in_location_access=True)
 
 
+@BOTH
 def test_onboarding_an_empty_site_takes_the_onboard_job_and_nothing_else(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -79,6 +89,7 @@ def _with(manifest: dict[str, Any], **changes: Any) -> str:
 EXAMPLE = yaml.safe_load((REPO / "examples" / "site.yaml").read_text(encoding="utf-8"))
 
 
+@one("github")
 def test_two_pull_requests_racing_each_get_their_plan_and_both_land_once(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -113,6 +124,7 @@ def test_two_pull_requests_racing_each_get_their_plan_and_both_land_once(
     assert names.count("Research") == 1 and names.count("Support") == 1
 
 
+@BOTH
 def test_a_rename_is_saved_on_merge_and_dropping_previously_later_deletes_nothing(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -167,6 +179,7 @@ def _site_usernames(team: Team) -> set[str]:
     return {user["username"] for user in team.site.state()["users"]}
 
 
+@one("gitlab")
 def test_offboarding_a_user_by_the_manifest_deletes_the_account_and_drift_is_clean(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -181,6 +194,7 @@ def test_offboarding_a_user_by_the_manifest_deletes_the_account_and_drift_is_cle
     _in_sync(team)
 
 
+@one("github")
 def test_a_user_deleted_by_hand_then_removed_from_the_manifest_converges_without_forget(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -193,6 +207,7 @@ def test_a_user_deleted_by_hand_then_removed_from_the_manifest_converges_without
     _in_sync(team)  # and stays so, night after night
 
 
+@BOTH
 def test_a_missing_records_secret_fails_every_job_naming_it_and_creates_nothing(
     make_team: TeamFactory, forge: str
 ) -> None:
@@ -210,6 +225,7 @@ def test_a_missing_records_secret_fails_every_job_naming_it_and_creates_nothing(
     assert not list(team.root.glob("run-*/runners/*/work/**/.reconciler"))
 
 
+@one("gitlab")
 def test_a_missing_plan_key_fails_the_merged_plan_naming_it(
     make_team: TeamFactory, forge: str
 ) -> None:
