@@ -43,7 +43,7 @@ log = structlog.get_logger("reconciler.api")
 
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
-SendGuard = Callable[[], None]
+SendGuard = Callable[[], Awaitable[None]]
 """Called for a write once it may leave -- after its slot and rate-token waits, each attempt --
 and raises to keep it from leaving. The waits can be long (``--rate-limit``, a process frozen
 while it waited): whatever allowed the write when it was queued (its sender's lock on the
@@ -134,10 +134,12 @@ class Caller:
             async with self._slots:
                 if self._bucket is not None:
                     await self._bucket.acquire()
-                if before_send is not None and method.is_write:
-                    before_send()
                 if deadline is None:  # the deadline starts once the call may send
                     deadline = loop.time() + self.config.timeout
+                if before_send is not None and method.is_write:
+                    # after the deadline began: the guard's own time (the journal's write)
+                    # comes out of the call's, so the landing time it records still holds
+                    await before_send()
                 started = time.perf_counter()
                 outcome = await self._attempt(method, params, deadline)
             duration_ms = _ms_since(started)

@@ -194,24 +194,36 @@ class Executor:
             return await self._after_unknown(action, attempt, late=exc.late)
         except NotFound as exc:
             if action.deletion() is not None and not _unknown_method(exc):
-                return self._done(action, Result(), "already gone from the site")
-            return self._failed(action, exc)
+                return await self._done(action, Result(), "already gone from the site")
+            return await self._failed(action, exc)
         except SiteError as exc:
-            return self._failed(action, exc)
+            return await self._failed(action, exc)
         doubt = action.doubt(result, self._known())
         if doubt is None:
             doubt = await action.confirm(self.client, result)
         if doubt is not None:
-            self._journal("unknown", action, reason=doubt)
+            await self._journal("unknown", action, reason=doubt)
             return await self._after_unknown(action, attempt, doubt)
-        return self._done(action, result, result.note)
+        return await self._done(action, result, result.note)
 
-    def _leaving(self, action: WriteAction) -> None:
+    async def _leaving(self, action: WriteAction) -> None:
         """The guard of every write, run just before it leaves (``caller.SendGuard``): the
         lease must still hold by this process's own clock, and the intent is journaled --
         no write is ever sent unjournaled -- with the time it may land by, counted from now.
         Raises (``_NotSent``, or the journal's ``StateError``) to keep the write from leaving.
         """
+        self._still_holding()
+        until = self._lands_by()
+        try:
+            await self._journal("intent", action, until=until)
+        except LockLost:
+            raise _NotSent from None
+        self._still_holding()  # the journal's write took time too: nothing may stand after
+        self._left[action.id] = until
+
+    def _still_holding(self) -> None:
+        """``_NotSent`` unless writes may still leave: the journal was written and the lease
+        holds by this process's own clock."""
         if self.halted or self.lost is not None:
             raise _NotSent
         try:
@@ -219,17 +231,11 @@ class Executor:
         except LockLost as exc:
             self._lose(exc)
             raise _NotSent from None
-        until = self._lands_by()
-        try:
-            self._journal("intent", action, until=until)
-        except LockLost:
-            raise _NotSent from None
-        self._left[action.id] = until
 
-    def _journal(self, event: Entry, action: WriteAction, **details: Any) -> None:
+    async def _journal(self, event: Entry, action: WriteAction, **details: Any) -> None:
         """Append to the journal; when that fails, no further write leaves (``_leaving``)."""
         try:
-            self.journal.write(event, action, **details)
+            await self.journal.append(event, action, **details)
         except LockLost as exc:
             self._lose(exc)
             raise
@@ -291,38 +297,40 @@ class Executor:
         try:
             settlement = await action.settle(self.client)
         except SiteError as exc:
-            return self._unknown(action, f"no answer, and the check that followed failed: {exc}")
+            return await self._unknown(
+                action, f"no answer, and the check that followed failed: {exc}"
+            )
         if settlement.applied is not None:
-            self._done(settlement.applied, settlement.result)
+            await self._done(settlement.applied, settlement.result)
         if settlement.cannot_tell:
-            return self._unknown(action, settlement.reason)
+            return await self._unknown(action, settlement.reason)
         if settlement.remaining is None:
             first = f"{why}; " if why else "no answer came, but "
             return Outcome(action, "done", f"{first}the site shows it was applied")
         if late:
-            return self._unknown(
+            return await self._unknown(
                 settlement.remaining,
                 "no answer within --timeout, and the site does not show the change yet: it may "
                 "still be under way, so it was not sent again (the next apply reads the site "
                 "first)",
             )
         if attempt >= 2:
-            return self._unknown(settlement.remaining, why or "no answer, twice")
+            return await self._unknown(settlement.remaining, why or "no answer, twice")
         return await self._perform(settlement.remaining, attempt + 1)
 
-    def _done(self, action: WriteAction, result: Result, detail: str = "") -> Outcome:
-        self._journal("done", action, result=result.to_data())
+    async def _done(self, action: WriteAction, result: Result, detail: str = "") -> Outcome:
+        await self._journal("done", action, result=result.to_data())
         self.events.append(Done(action, result))
         self.new_ids.update(action.new_user_ids(result))
         return Outcome(action, "done", detail)
 
-    def _failed(self, action: WriteAction, exc: SiteError) -> Outcome:
-        self._journal("failed", action, error=exc.message)
+    async def _failed(self, action: WriteAction, exc: SiteError) -> Outcome:
+        await self._journal("failed", action, error=exc.message)
         return Outcome(action, "failed", str(exc))
 
-    def _unknown(self, action: WriteAction, reason: str) -> Outcome:
+    async def _unknown(self, action: WriteAction, reason: str) -> Outcome:
         lands_by = self._lands_by()
-        self._journal("unknown", action, reason=reason, until=lands_by)
+        await self._journal("unknown", action, reason=reason, until=lands_by)
         self.events.append(Pending(action, lands_by))
         return Outcome(action, "unknown", reason)
 

@@ -14,6 +14,7 @@ carries out (``plan``: its checksum), so a plan cut short can say how many actio
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -33,20 +34,64 @@ from reconciler.state.backend import Lease, RecordStore
 Entry = Literal["intent", "done", "failed", "unknown"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Journal:
-    """Appends to one site's journal under a held lease; one per apply."""
+    """Appends to one site's journal under a held lease; one per apply.
+
+    ``append`` commits in groups: entries that arrive while a write of the journal is on its
+    way to disk go together in the next one (one ``fsync``, one transaction), written in a
+    worker thread. An apply's concurrent writes each wait for their own intent to be durable
+    before they leave, as before, but no longer one ``fsync`` after another on the event loop,
+    which held every other request back meanwhile (200 teams onboarded: 800 entries).
+    """
 
     store: RecordStore
     lease: Lease
     base: int  # the records version this apply's writes build on
     plan: str | None = None  # the checksum of the plan this apply carries out
+    _waiting: list[tuple[dict[str, Any], asyncio.Future[None]]] = field(default_factory=list)
+    _writing: asyncio.Task[None] | None = None
 
-    def write(self, event: Entry, action: WriteAction, **details: Any) -> None:
+    def entry(self, event: Entry, action: WriteAction, **details: Any) -> dict[str, Any]:
         entry = {"event": event, "base": self.base, "action": action.to_data(), **details}
         if self.plan is not None:
             entry["plan"] = self.plan
-        self.store.journal_append(self.lease, entry)
+        return entry
+
+    def write(self, event: Entry, action: WriteAction, **details: Any) -> None:
+        """One entry, durable when this returns."""
+        self.store.journal_append(self.lease, self.entry(event, action, **details))
+
+    async def append(self, event: Entry, action: WriteAction, **details: Any) -> None:
+        """One entry, durable when this returns (the store's error, e.g. ``LockLost`` or
+        ``StateError``, raised here otherwise), committed with whatever else is waiting."""
+        done = asyncio.get_running_loop().create_future()
+        done.add_done_callback(_retrieved)  # a cancelled waiter's error is not "unretrieved"
+        self._waiting.append((self.entry(event, action, **details), done))
+        if self._writing is None or self._writing.done():
+            self._writing = asyncio.create_task(self._write_waiting())
+        await asyncio.shield(done)  # a cancelled caller's entry is still written, or not
+
+    async def _write_waiting(self) -> None:
+        while self._waiting:
+            group, self._waiting = self._waiting, []
+            try:
+                await asyncio.to_thread(
+                    self.store.journal_append_many, self.lease, [entry for entry, _ in group]
+                )
+            except Exception as exc:  # each waiter gets the store's error as its own
+                for _, done in group:
+                    if not done.done():
+                        done.set_exception(exc)
+            else:
+                for _, done in group:
+                    if not done.done():
+                        done.set_result(None)
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 @dataclass(frozen=True, slots=True)

@@ -294,6 +294,13 @@ class RecordStore(ABC):
     def journal_append(self, lease: Lease, entry: dict[str, Any]) -> None:
         """Append one entry, durably, before returning. Fenced like ``save``."""
 
+    def journal_append_many(self, lease: Lease, entries: list[dict[str, Any]]) -> None:
+        """Append ``entries`` in order, all durable before returning, as one write where the
+        backend can (one ``fsync``, one transaction): an apply's concurrent writes journal
+        together (``engine.journal.Journal.append``). Fenced like ``save``."""
+        for entry in entries:
+            self.journal_append(lease, entry)
+
     @abstractmethod
     def journal_entries(self) -> list[dict[str, Any]]:
         """The journal's entries in the order they were appended (empty when none)."""

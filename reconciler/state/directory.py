@@ -244,14 +244,17 @@ class DirectoryRecords(RecordStore):
     # -- the journal ------------------------------------------------------------------------
 
     def journal_append(self, lease: Lease, entry: dict[str, Any]) -> None:
+        self.journal_append_many(lease, [entry])
+
+    def journal_append_many(self, lease: Lease, entries: list[dict[str, Any]]) -> None:
         self._trusted()
-        line = (dump_stored(entry) + "\n").encode()
+        lines = "".join(dump_stored(entry) + "\n" for entry in entries).encode()
         with self._lock.fenced(lease), file_errors("write the journal", self.journal_path):
             private_directory(self.directory)
             fd = open_private(self.journal_path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
                 _drop_torn_tail(fd, self.journal_path)
-                os.write(fd, line)
+                os.write(fd, lines)
                 os.fsync(fd)
             finally:
                 os.close(fd)

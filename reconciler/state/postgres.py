@@ -232,13 +232,17 @@ class PostgresRecords(RecordStore):
         )
 
     def journal_append(self, lease: Lease, entry: dict[str, Any]) -> None:
-        text = dump_stored(entry)
+        self.journal_append_many(lease, [entry])
+
+    def journal_append_many(self, lease: Lease, entries: list[dict[str, Any]]) -> None:
+        rows = [(self.site, dump_stored(entry)) for entry in entries]
         with self._db.transaction(self._writable(), "write the journal") as conn:
             fence(self._db, conn, self.site, self._token_of(lease))
-            conn.execute(
-                self._db.q("INSERT INTO {s}.journal (site, entry) VALUES (%s, %s::jsonb)"),
-                [self.site, text],
-            )
+            with conn.cursor() as cursor:  # one statement per row, in order (seq follows)
+                cursor.executemany(
+                    self._db.q("INSERT INTO {s}.journal (site, entry) VALUES (%s, %s::jsonb)"),
+                    rows,
+                )
 
     def journal_entries(self) -> list[dict[str, Any]]:
         if self._nothing_saved():
