@@ -74,10 +74,9 @@ def test_a_failed_group_fails_every_entry_in_it(store: RecordStore) -> None:
         store.journal_append_many = refuse  # type: ignore[method-assign]
 
         async def apply() -> list[BaseException | None]:
-            return await asyncio.gather(
-                *(journal.append("intent", GroupCreate(name=f"G{n}", members=())) for n in range(5)),
-                return_exceptions=True,
-            )
+            groups = [GroupCreate(name=f"G{n}", members=()) for n in range(5)]
+            appends = (journal.append("intent", group) for group in groups)
+            return await asyncio.gather(*appends, return_exceptions=True)
 
         failures = asyncio.run(apply())
     assert all(isinstance(f, StateError) for f in failures)
