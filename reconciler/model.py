@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Overrides = frozenset[str] | None
-"""Flags switched on by a workspace override; ``None`` means the override is off."""
+from reconciler.kinds.change import field_names
+from reconciler.kinds.workspace import Overrides as Overrides  # where the kind is written
+from reconciler.kinds.workspace import WorkspaceSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,15 @@ class DesiredWorkspace:
     source: Source
     team: str | None = None  # the team that declared it, when it came from ``teams``
     previously: tuple[str, ...] = ()  # names it had in the manifest before (a rename)
+
+    @property
+    def settings(self) -> WorkspaceSpec:
+        """Its settings as the kind's one spec: what is compared, created and recorded. The
+        fields stay flat here because saved plans and digests have always written them so."""
+        return WorkspaceSpec(*(getattr(self, name) for name in _WORKSPACE_SETTINGS))
+
+
+_WORKSPACE_SETTINGS = field_names(WorkspaceSpec)
 
 
 @dataclass(frozen=True, slots=True)

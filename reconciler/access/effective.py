@@ -4,7 +4,7 @@ A pure function of its inputs. A person reaches a workspace as a member (``works
 lists them) or as an administrator (administrators reach every workspace). Their
 permissions there are every permission for an administrator, else the workspace's
 permission override when it has one, else their own; their notifications (members only) are
-the workspace's notification override when it has one, else their own. ``root_access`` is
+the workspace's notification override when it has one, else their own. A plain setting is
 what the tool recorded: the site does not report it. A fact nobody reported stays ``None``.
 
 An override that is on has at least one permission on (an API rule), so no permission
@@ -97,18 +97,7 @@ def effective_access(read: SiteRead, records: Records, declared: Declarations | 
 
 
 def _facts(ws: LiveWorkspace, record: RecordedWorkspace | None) -> WorkspaceFacts:
-    root = record.root_access.value if record and record.root_access else None
-    notifications: frozenset[str] | None = ws.notifications or None
-    if notifications is None and record is not None and record.notifications is not None:
-        notifications = record.notifications.value  # on with none set, or off: recorded
-    return WorkspaceFacts(
-        ws.id,
-        ws.name,
-        root,
-        ws.permissions or None,
-        notifications,
-        ws.details_observed,
-    )
+    return WorkspaceFacts.of(ws, record.settings if record is not None else None)
 
 
 def _entry(
@@ -141,7 +130,7 @@ def _entry(
         permissions_from=p_from,
         notifications=notifications,
         notifications_from=n_from,
-        root_access=ws.root_access,
+        **ws.plain(),
         manifest=_declared(declared, person.id, ws.name, member, admin),
     )
 

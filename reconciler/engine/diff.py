@@ -2,7 +2,8 @@
 
 ``compare`` says, object by object, what differs and on what basis: a fact *observed* on the
 site (``workspace_info``, ``workspace_list``, ``users_location_access``) or *recorded* by the
-tool (group members, ``root_access``, whether an override is switched on). Facts that are
+tool (group members, a workspace setting the site does not report, whether an override is
+switched on). Facts that are
 neither are reported as unobservable rather than guessed. It knows nothing of HTTP, of
 options such as ``--replace`` or of policy: turning differences into actions is ``planner``'s
 job, turning them into a report is ``drift``'s.
@@ -25,7 +26,6 @@ from typing import Literal
 from reconciler.engine.actions import UserKey
 from reconciler.engine.plan import Basis, Unmanaged
 from reconciler.engine.records import (
-    Known,
     RecordedGroup,
     RecordedUser,
     RecordedWorkspace,
@@ -41,6 +41,8 @@ from reconciler.identity import (
     username_key,
     workspace_key,
 )
+from reconciler.kinds import workspace
+from reconciler.kinds.change import FieldDiff as FieldDiff  # the generic change of a field
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
@@ -50,20 +52,8 @@ from reconciler.model import (
     LiveSite,
     LiveUser,
     LiveWorkspace,
-    Overrides,
 )
 from reconciler.spec import workspace_path
-
-
-@dataclass(frozen=True, slots=True)
-class FieldDiff:
-    """A setting that differs and cannot be changed in place: a workspace's only by
-    replacement, a user's not at all (no API method changes an existing user)."""
-
-    field: str  # "root_access", "permissions", "notifications"; "email", "admin", ...
-    live: bool | str | Overrides
-    desired: bool | str | Overrides
-    basis: Basis
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,31 +261,9 @@ def _present_workspace(
     record: RecordedWorkspace | None,
     users: frozenset[UserKey],
 ) -> WorkspaceDiff:
-    replacement: list[FieldDiff] = []
-    unobservable: list[str] = []
-    settings: tuple[tuple[str, Overrides, object, Known[Overrides] | None], ...] = (
-        ("permissions", want.permissions, _observed_permissions(live), _known(record, "p")),
-        (
-            "notifications",
-            want.notifications,
-            _observed_notifications(live, want, record),
-            _known(record, "n"),
-        ),
+    replacement, unobservable = workspace.compare(
+        want.settings, live, record.settings if record is not None else None
     )
-    for field, wanted, observed, recorded in settings:
-        if observed is not _UNKNOWN:
-            if observed != wanted:
-                replacement.append(FieldDiff(field, observed, wanted, "observed"))  # type: ignore[arg-type]
-        elif recorded is not None:
-            if recorded.value != wanted:
-                replacement.append(FieldDiff(field, recorded.value, wanted, "recorded"))
-        else:
-            unobservable.append(f"{field} override: the site does not report it")
-    root = record.root_access if record is not None else None
-    if root is None:
-        unobservable.append("root_access: the site does not report it")
-    elif root.value != want.root_access:
-        replacement.append(FieldDiff("root_access", root.value, want.root_access, "recorded"))
     current = live.users if live.users is not None else (record.members if record else None)
     basis: Basis = "observed" if live.users is not None else "recorded"
     to_add = users - current if current is not None else users
@@ -311,50 +279,9 @@ def _present_workspace(
         frozenset(to_add),
         frozenset(to_remove),
         basis,
-        tuple(replacement),
-        tuple(unobservable),
+        replacement,
+        unobservable,
     )
-
-
-def _known(record: RecordedWorkspace | None, which: Literal["p", "n"]) -> Known[Overrides] | None:
-    if record is None:
-        return None
-    return record.permissions if which == "p" else record.notifications
-
-
-_UNKNOWN = object()
-
-
-def _observed_permissions(live: LiveWorkspace) -> object:
-    """The permission override as observed: ``None`` (off), a set of flags, or unknown.
-
-    An override that is on has at least one flag on (an API rule), so no flags means off.
-    """
-    if not live.details_observed:
-        return _UNKNOWN
-    return live.permissions or None
-
-
-def _observed_notifications(
-    live: LiveWorkspace, want: DesiredWorkspace, record: RecordedWorkspace | None
-) -> object:
-    """The notification override as observed.
-
-    Flags reported as on prove the override is on. None reported on cannot tell "override
-    off" from "override on with both notifications off": when the manifest wants flags on,
-    the site observably differs; otherwise the records decide where they know the setting,
-    and a workspace the tool knows nothing of is taken to have no override.
-    """
-    if not live.details_observed:
-        return _UNKNOWN
-    if live.notifications:
-        return live.notifications
-    if want.notifications:
-        return None
-    known = record is not None and record.notifications is not None
-    if want.notifications is None and not known:
-        return None
-    return _UNKNOWN
 
 
 # --- groups -------------------------------------------------------------------------------

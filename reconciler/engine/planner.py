@@ -57,7 +57,9 @@ from reconciler.engine.safety import (
 )
 from reconciler.engine.users import UserDirectory, user_order
 from reconciler.identity import NameSet
-from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, Overrides, Policy
+from reconciler.kinds import workspace
+from reconciler.kinds.workspace import WorkspaceSpec
+from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, Policy
 
 MAX_NAMES_PER_WORKSPACE_ADD = 20
 """Workspaces with identical settings share a ``workspace_add``; cap a call's blast radius."""
@@ -66,10 +68,6 @@ _KIND_WORDS: dict[ObjectKind, str] = {
     "group": "user group",
     "user": "user",
 }
-
-
-def _overrides(value: Overrides) -> list[str] | None:
-    return None if value is None else sorted(value)
 
 
 @dataclass
@@ -217,7 +215,7 @@ class _Builder:
     # --- workspaces -----------------------------------------------------------------------
 
     def workspaces(self, diffs: Iterable[WorkspaceDiff]) -> None:
-        creations: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+        creations: dict[_Creation, list[str]] = defaultdict(list)
         joins: dict[UserKey, list[Target]] = defaultdict(list)
         leaves: dict[UserKey, list[Target]] = defaultdict(list)
         for diff in diffs:
@@ -371,33 +369,26 @@ def _gone_note(gone_id: int | None) -> str | None:
     return f"recorded as ID {gone_id}, which is missing on the site: created again"
 
 
-def _settings_key(ws: DesiredWorkspace, users: frozenset[UserKey]) -> tuple[Any, ...]:
-    return (ws.root_access, tuple(sorted(users, key=user_order)), ws.permissions, ws.notifications)
+_Creation = tuple[WorkspaceSpec, tuple[UserKey, ...]]
+"""What workspaces created in one ``workspace_add`` share: settings and users."""
 
 
-def _workspace_add(key: tuple[Any, ...], names: list[str]) -> WorkspaceAdd:
-    root_access, users, permissions, notifications = key
-    return WorkspaceAdd(
-        names=tuple(names),
-        root_access=root_access,
-        users=users,
-        permissions=permissions,
-        notifications=notifications,
-    )
+def _settings_key(ws: DesiredWorkspace, users: frozenset[UserKey]) -> _Creation:
+    return (ws.settings, tuple(sorted(users, key=user_order)))
+
+
+def _workspace_add(key: _Creation, names: list[str]) -> WorkspaceAdd:
+    settings, users = key
+    return WorkspaceAdd(names=tuple(names), settings=settings, users=users)
 
 
 def _settings(
     ws: DesiredWorkspace, directory: UserDirectory, users: Iterable[UserKey]
 ) -> dict[str, Any]:
-    return {
-        "root_access": ws.root_access,
-        "users": list(directory.labels(users)),
-        "permissions": _overrides(ws.permissions),
-        "notifications": _overrides(ws.notifications),
-    }
+    return workspace.data(ws.settings, ("users", list(directory.labels(users))))
 
 
-def _display(value: bool | str | Overrides) -> Any:
+def _display(value: object) -> Any:
     if isinstance(value, frozenset):
         return sorted(value)
     return value

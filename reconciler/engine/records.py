@@ -1,7 +1,7 @@
 """What the tool has recorded about a site: the facts the API will not report back.
 
-The site API cannot list user groups or their members, and does not report a workspace's
-``root_access`` or whether its overrides are switched on. The tool therefore records what it
+The site API cannot list user groups or their members, and does not report some of a
+workspace's settings, nor whether its overrides are switched on. The tool therefore records what it
 created, adopted and applied, and every report says which facts were *observed* on the site
 and which were *recorded* here. Only facts the tool created or read are ever recorded: a
 setting it could not read is ``None`` (unknown), never a guess.
@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 from cattrs.gen import make_dict_unstructure_fn, override
 
 from reconciler import codec
 from reconciler.errors import StateError
-from reconciler.model import Overrides
+from reconciler.kinds import workspace
+from reconciler.kinds.change import Known as Known  # records hold facts of every kind
+from reconciler.kinds.change import spread
+from reconciler.kinds.workspace import RecordedSettings
 
 RECORDS_FORMAT = 3
 """Format 3 is the model as the codec writes it (``reconciler.codec``); formats 1 and 2 are
@@ -34,31 +37,23 @@ MAX_APPLIED_PLANS = 200
 """Plan checksums kept to refuse a second application; older plans are stale anyway."""
 
 Origin = Literal["created", "adopted"]
-T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Known(Generic[T]):
-    """A fact the tool created or read. Where a field is ``None`` instead, it is unknown."""
-
-    value: T
-
-
+@spread(RecordedSettings, "settings")
 @dataclass(frozen=True, slots=True)
 class RecordedWorkspace:
     """A workspace the tool created, adopted or changed the members of.
 
     ``managed`` objects (created or adopted) may be pruned once they leave the manifest.
     ``source`` is the manifest file that declared it when it was last applied or adopted, so
-    a plan can tell "this file is gone" from "these workspaces were removed".
+    a plan can tell "this file is gone" from "these workspaces were removed". Its settings
+    are stored as fields of their own (``spread``), as every records format had them.
     """
 
     id: int
     managed: bool = False
     origin: Origin | None = None
-    root_access: Known[bool] | None = None
-    permissions: Known[Overrides] | None = None
-    notifications: Known[Overrides] | None = None
+    settings: RecordedSettings = field(default_factory=RecordedSettings)
     members: frozenset[int] = frozenset()
     source: str | None = None
 
@@ -475,7 +470,7 @@ def _upgraded(document: Mapping[str, Any], version: int) -> dict[str, Any]:
     return upgraded
 
 
-_SETTINGS = ("root_access", "permissions", "notifications")
+_SETTINGS = workspace.SETTINGS_OF_FORMAT_2
 
 
 def _workspace_upgraded(item: Mapping[str, Any], version: int) -> dict[str, Any]:
