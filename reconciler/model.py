@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from reconciler.kinds.change import field_names
+from reconciler.kinds.user import UserSpec
 from reconciler.kinds.workspace import Overrides as Overrides  # where the kind is written
 from reconciler.kinds.workspace import WorkspaceSpec
 
@@ -105,6 +106,15 @@ class DesiredUser:
     admin: bool = False
     active: bool = True
     previously: tuple[str, ...] = ()  # usernames it had in the manifest before (a rename)
+
+    @property
+    def settings(self) -> UserSpec:
+        """What it declares besides the username, as the kind's one spec: what is compared
+        and created (flat here, as saved plans and digests have always written it)."""
+        return UserSpec(**{name: getattr(self, name) for name in _USER_FIELDS})
+
+
+_USER_FIELDS = field_names(UserSpec)
 
 
 DEFAULT_MAX_DELETES = 10

@@ -23,6 +23,7 @@ from reconciler.access.model import Access, Declared, Origin, Person, WorkspaceF
 from reconciler.access.read import SiteRead
 from reconciler.engine.records import RecordedWorkspace, Records
 from reconciler.engine.users import UserDirectory, resolve_references
+from reconciler.kinds import user as kinds_user
 from reconciler.model import DesiredSite, LiveUser, LiveWorkspace
 from reconciler.spec import PERMISSION_KEYS
 
@@ -171,7 +172,7 @@ def _declared(
 
 
 def _person(user: LiveUser, declared: Declarations | None) -> Person:
-    name = " ".join(part for part in (user.first_name, user.last_name) if part)
+    name = kinds_user.display_name(user)
     return Person(
         user.id,
         user.username,

@@ -49,6 +49,12 @@ class UserInfo:
     notifications: frozenset[str]  # base-level notification flags that are on
     workspaces: tuple[WorkspaceRef, ...]
 
+    def summary(self) -> UserSummary:
+        """The user as ``user_list`` would list it (``user_info`` does not say ``active``)."""
+        return UserSummary(
+            self.id, self.username, self.email, self.first_name, self.last_name, self.admin
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class LocationEntry:

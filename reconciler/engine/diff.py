@@ -41,6 +41,7 @@ from reconciler.identity import (
     username_key,
     workspace_key,
 )
+from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.change import FieldDiff as FieldDiff  # the generic change of a field
 from reconciler.model import (
@@ -420,16 +421,4 @@ def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> li
 
 
 def _user_differences(want: DesiredUser, live: LiveUser) -> tuple[FieldDiff, ...]:
-    """What the site shows otherwise than declared, for the facts the site reported."""
-    found: list[FieldDiff] = []
-    if live.email and username_key(live.email) != username_key(want.email):
-        found.append(FieldDiff("email", live.email, want.email, "observed"))
-    for field, wanted, seen in (
-        ("first_name", want.first_name, live.first_name),
-        ("last_name", want.last_name, live.last_name),
-    ):
-        if seen is not None and wanted and seen != wanted:
-            found.append(FieldDiff(field, seen, wanted, "observed"))
-    if live.admin is not None and live.admin != want.admin:
-        found.append(FieldDiff("admin", live.admin, want.admin, "observed"))
-    return tuple(found)
+    return kinds_user.differences(want.settings, live)

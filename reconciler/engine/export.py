@@ -16,6 +16,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from reconciler.engine.records import Records
 from reconciler.identity import NameSet, NameTable, group_key, workspace_key
+from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.workspace import Overrides
 from reconciler.manifest.names import (
@@ -57,11 +58,10 @@ class ExportedGroup:
 
 @dataclass(frozen=True, slots=True)
 class ExportedUser:
+    """A ``users:`` entry: the username and the fields to write (``kinds.user.exported``)."""
+
     username: str
-    email: str
-    first_name: str | None
-    last_name: str | None
-    admin: bool
+    fields: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,9 +203,5 @@ def _users(users: tuple[LiveUser, ...], result: Export) -> list[ExportedUser]:
                 f'user "{user.username}" (id {user.id}) was not exported: {problem}'
             )
             continue
-        exported.append(
-            ExportedUser(
-                user.username, user.email, user.first_name, user.last_name, bool(user.admin)
-            )
-        )
+        exported.append(ExportedUser(user.username, kinds_user.exported(user)))
     return exported

@@ -57,6 +57,7 @@ from reconciler.engine.safety import (
 )
 from reconciler.engine.users import UserDirectory, user_order
 from reconciler.identity import NameSet
+from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.workspace import WorkspaceSpec
 from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, Policy
@@ -124,8 +125,7 @@ class _Builder:
 
     def _create_user(self, user: DesiredUser, gone_id: int | None) -> None:
         self.add(UserAdd.declared(user))
-        settings = {"email": user.email, "admin": user.admin, "active": user.active}
-        settings |= {"first_name": user.first_name, "last_name": user.last_name}
+        settings = kinds_user.shown(user.settings)
         self.changes.append(
             Change("user", user.username, "create", settings=settings, note=_gone_note(gone_id))
         )

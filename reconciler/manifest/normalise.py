@@ -2,8 +2,8 @@
 
 All the manifest's shorthands end here: defaults are merged into every workspace (whose
 settings the workspace kind reads, ``kinds.workspace.from_manifest``), each team becomes a
-workspace and a group, phone numbers written as YAML numbers become the digits written, and
-policy and user gaps get their defaults. Runs only when no error was found, so it may trust
+workspace and a group, users become the user kind's spec (``kinds.user.from_manifest``), and
+policy gaps get their defaults. Runs only when no error was found, so it may trust
 the shape of every value.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.change import values
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
@@ -68,26 +69,12 @@ def _group(decl: GroupDecl) -> DesiredGroup:
 
 
 def _user(entry: Entry) -> DesiredUser:
-    given = entry.value
-    fallback = DesiredUser("", "", entry.source())
     return DesiredUser(
-        username=given["username"],
-        email=given["email"],
+        username=entry.value["username"],
         source=entry.source(),
-        first_name=given.get("first_name", fallback.first_name),
-        last_name=given.get("last_name", fallback.last_name),
-        organization=given.get("organization", fallback.organization),
-        phone=_digits(given.get("phone")),
-        phone_ext=_digits(given.get("phone_ext")),
-        admin=given.get("admin", fallback.admin),
-        active=given.get("active", fallback.active),
         previously=_previously(entry),
+        **values(kinds_user.from_manifest(entry.value)),
     )
-
-
-def _digits(phone: str | int | None) -> str | None:
-    """A phone number as text; a YAML number was checked to read exactly as written."""
-    return None if phone is None else str(phone)
 
 
 def _user_refs(entry: Entry, key: str) -> tuple[UserRef, ...]:

@@ -63,12 +63,8 @@ def _group_item(group: ExportedGroup) -> str:
 
 
 def _user_item(user: ExportedUser) -> str:
-    lines = [f"  - username: {scalar(user.username)}", f"    email: {scalar(user.email)}"]
-    for key, value in (("first_name", user.first_name), ("last_name", user.last_name)):
-        if value:
-            lines.append(f"    {key}: {scalar(value)}")
-    if user.admin:
-        lines.append("    admin: true")
+    lines = [f"  - username: {scalar(user.username)}"]
+    lines += [f"    {key}: {scalar(value)}" for key, value in user.fields.items()]
     return "\n".join(lines) + "\n"
 
 
