@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reconciler.engine.actions import UserKey
+from reconciler.engine.diff_users import UserDiff as UserDiff  # read with the comparison
+from reconciler.engine.diff_users import compare_users
 from reconciler.engine.plan import Basis, Unmanaged
 from reconciler.engine.records import (
     RecordedGroup,
-    RecordedUser,
     RecordedWorkspace,
     Records,
 )
@@ -38,20 +39,16 @@ from reconciler.identity import (
     group_key,
     path_key,
     same_name,
-    username_key,
     workspace_key,
 )
-from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.change import FieldDiff as FieldDiff  # the generic change of a field
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
-    DesiredUser,
     DesiredWorkspace,
     LiveGroup,
     LiveSite,
-    LiveUser,
     LiveWorkspace,
 )
 from reconciler.spec import workspace_path
@@ -108,25 +105,6 @@ class GroupDiff:
 
 
 @dataclass(frozen=True, slots=True)
-class UserDiff:
-    """One site user, declared (``missing``/``present``) or managed (``extra``/``vanished``),
-    or ``renamed``: the site now calls the managed ID something else (``live`` says what), and
-    such a user is reported, never deleted under its old name nor created a second time.
-
-    ``differences`` are what the site shows otherwise than the manifest says (e-mail, names,
-    administrator): drift no API method can change, reported and never "fixed".
-    """
-
-    username: str
-    status: Literal["missing", "present", "extra", "vanished", "renamed"]
-    desired: DesiredUser | None
-    live: LiveUser | None
-    record: RecordedUser | None
-    differences: tuple[FieldDiff, ...] = ()
-    gone_id: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Comparison:
     workspaces: tuple[WorkspaceDiff, ...]
     groups: tuple[GroupDiff, ...]
@@ -149,7 +127,7 @@ def compare(
         unmanaged=_unmanaged(desired, live, records),
         conflicts=tuple(conflicts),
         notes=live.notes,
-        users=tuple(_compare_users(desired, live, records)),
+        users=tuple(compare_users(desired, live, records)),
     )
 
 
@@ -382,43 +360,3 @@ def _present_group(
         frozenset(u for u in (recorded | unsure) - members if isinstance(u, int)),
         members_known=record is not None and record.members_known,
     )
-
-
-# --- users --------------------------------------------------------------------------------
-
-
-def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> list[UserDiff]:
-    by_name = {username_key(user.username): user for user in live.users if user.username}
-    by_id = {user.id: user for user in live.users}
-    diffs: list[UserDiff] = []
-    recorded = NameTable("user", records.users)
-    for want in desired.users:
-        record = recorded.get(want.username)
-        found = by_name.get(username_key(want.username))
-        ours = by_id.get(record.id) if record is not None and record.managed else None
-        if found is None and ours is not None and ours.username in NameSet("user", want.previously):
-            differences = _user_differences(want, ours)  # the site keeps the old username
-            diffs.append(UserDiff(want.username, "present", want, ours, record, differences))
-        elif found is None and ours is not None:
-            diffs.append(UserDiff(want.username, "renamed", want, ours, record))
-        elif found is None:
-            gone = record.id if record is not None and record.id not in by_id else None
-            diffs.append(UserDiff(want.username, "missing", want, None, record, gone_id=gone))
-        else:
-            differences = _user_differences(want, found)
-            diffs.append(UserDiff(want.username, "present", want, found, record, differences))
-    declared = NameSet("user", (user.username for user in desired.users))
-    for name, record in sorted(records.users.items()):
-        if not record.managed or name in declared:
-            continue  # still declared (perhaps written in another case: the same user)
-        found = by_id.get(record.id)
-        status: Literal["extra", "vanished", "renamed"] = "extra" if found else "vanished"
-        if found is not None and not same_name("user", found.username, name):
-            status = "renamed"
-        gone = record.id if found is None else None
-        diffs.append(UserDiff(name, status, None, found, record, gone_id=gone))
-    return diffs
-
-
-def _user_differences(want: DesiredUser, live: LiveUser) -> tuple[FieldDiff, ...]:
-    return kinds_user.differences(want.settings, live)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
@@ -25,6 +26,9 @@ from reconciler import codec
 
 T = TypeVar("T")
 H = TypeVar("H", bound=type[Any])
+
+Origin = Literal["created", "adopted"]
+"""How an object came to be managed by the tool."""
 
 Basis = Literal["observed", "recorded"]
 """How a fact was learnt: read on the site, or taken from the tool's records."""
@@ -46,6 +50,24 @@ class FieldDiff:
     live: Any
     desired: Any
     basis: Basis
+
+
+# --- names --------------------------------------------------------------------------------
+
+_DOTLESS = str.maketrans({"\u0131": "i"})  # the Turkish dotless i
+_DOT_ABOVE = "i\u0307"  # what full case folding makes of a capital dotted İ
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def fold(text: str) -> str:
+    """``text`` as the site compares it: stripped, compatibility forms and case folded."""
+    if text.isascii():
+        return text.strip().lower()
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return folded.translate(_DOTLESS).replace(_DOT_ABOVE, "i").strip()
+
+
+# --- specs --------------------------------------------------------------------------------
 
 
 def field_names(spec: type[Any]) -> tuple[str, ...]:

@@ -16,12 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reconciler.identity import username_key
-from reconciler.kinds.change import FieldDiff
+from reconciler.kinds.change import FieldDiff, Origin, fold
 
 KIND = "user"
-name_key = username_key
-"""The identity of a username (``reconciler.identity``), and of an e-mail address."""
+
+
+def name_key(name: str) -> str:
+    """The identity of a username, and of an e-mail address a reference names a user by (the
+    site compares both without regard to case)."""
+    return fold(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,16 @@ class UserSpec:
     phone_ext: str | None = None
     admin: bool = False
     active: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedUser:
+    """A site user the tool created or adopted (``users:`` in the manifest)."""
+
+    id: int
+    managed: bool = True
+    origin: Origin | None = None
+    source: str | None = None
 
 
 REQUIRES_REPLACEMENT: frozenset[str] = frozenset()
@@ -98,7 +111,7 @@ def differences(want: UserSpec, live: LiveView) -> tuple[FieldDiff, ...]:
     e-mail address is compared without regard to case; a name the manifest leaves empty is
     not compared."""
     found: list[FieldDiff] = []
-    if live.email and username_key(live.email) != username_key(want.email):
+    if live.email and name_key(live.email) != name_key(want.email):
         found.append(FieldDiff("email", live.email, want.email, "observed"))
     for name in ("first_name", "last_name"):
         wanted, seen = getattr(want, name), getattr(live, name)

@@ -14,20 +14,22 @@ A new setting is a field of ``WorkspaceSpec`` and of ``RecordedSettings``, a lin
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from reconciler.identity import workspace_key
-from reconciler.kinds.change import FieldDiff, Known, field_names, values
+from reconciler.kinds.change import FieldDiff, Known, Origin, field_names, fold, spread, values
 from reconciler.spec import with_implied_flags
 
 Overrides = frozenset[str] | None
 """Flags switched on by a workspace override; ``None`` means the override is off."""
 
 KIND = "workspace"
-name_key = workspace_key
-"""The identity of a workspace name (``reconciler.identity``): how names of workspaces are
-compared wherever they are."""
+
+
+def name_key(name: str) -> str:
+    """The identity of a workspace name: how names of workspaces are compared wherever they
+    are (``reconciler.identity`` holds the tables that use it)."""
+    return fold(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,27 @@ class RecordedSettings:
 
 
 SETTINGS = field_names(RecordedSettings)
+
+
+@spread(RecordedSettings, "settings")
+@dataclass(frozen=True, slots=True)
+class RecordedWorkspace:
+    """A workspace the tool created, adopted or changed the members of.
+
+    ``managed`` objects (created or adopted) may be pruned once they leave the manifest.
+    ``source`` is the manifest file that declared it when it was last applied or adopted, so
+    a plan can tell "this file is gone" from "these workspaces were removed". Its settings
+    are stored as fields of their own (``spread``), as every records format had them.
+    """
+
+    id: int
+    managed: bool = False
+    origin: Origin | None = None
+    settings: RecordedSettings = field(default_factory=RecordedSettings)
+    members: frozenset[int] = frozenset()
+    source: str | None = None
+
+
 PLAIN = tuple(name for name in SETTINGS if name not in OVERRIDES)
 """The settings that are not overrides: the site never reports them, and an access report
 shows each as it is recorded."""
