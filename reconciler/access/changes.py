@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.access.identity import person_key, workspace_key
-from reconciler.access.model import PLAIN_SETTINGS, AccessChange, Cause, Effect
+from reconciler.access.model import ACCESS_SETTINGS, AccessChange, Cause, Effect
 from reconciler.engine.actions import (
     AfterApply,
     UserAdd,
@@ -162,7 +162,7 @@ def _replaced(
 
 
 def _setting(person: str, name: str, field: FieldChange) -> Iterator[AccessChange]:
-    if field.field in PLAIN_SETTINGS:
+    if field.field in ACCESS_SETTINGS:
         effect: Effect = "gains" if field.after else "loses"
         yield AccessChange(person, name, effect, field.field, "member", "workspace replaced")
         return

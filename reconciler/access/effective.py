@@ -4,8 +4,9 @@ A pure function of its inputs. A person reaches a workspace as a member (``works
 lists them) or as an administrator (administrators reach every workspace). Their
 permissions there are every permission for an administrator, else the workspace's
 permission override when it has one, else their own; their notifications (members only) are
-the workspace's notification override when it has one, else their own. A plain setting is
-what the tool recorded: the site does not report it. A fact nobody reported stays ``None``.
+the workspace's notification override when it has one, else their own. A workspace setting
+that decides access is what the tool recorded: the site does not report it. A fact nobody
+reported stays ``None``.
 
 An override that is on has at least one permission on (an API rule), so no permission
 reported means none. No notification reported cannot tell "no override" from "an override
@@ -131,7 +132,7 @@ def _entry(
         permissions_from=p_from,
         notifications=notifications,
         notifications_from=n_from,
-        **ws.plain(),
+        **ws.access_settings(),
         manifest=_declared(declared, person.id, ws.name, member, admin),
     )
 

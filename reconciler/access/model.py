@@ -3,7 +3,7 @@
 An ``Access`` is one person's access to one workspace: how they reach it (a member, an
 administrator -- administrators reach every workspace), with what effective permissions and
 notifications (the workspace's override when it has one, else the person's own), the
-workspace's other settings (``kinds.workspace.PLAIN``), whether the account is active and
+workspace's settings that decide access (``ACCESS_SETTINGS``), whether the account is active and
 whether the manifest declares that access. Every fact the site did not report is ``None``
 and said so, never guessed.
 
@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from reconciler import codec
-from reconciler.kinds import workspace
 from reconciler.kinds.workspace import RecordedSettings
 from reconciler.model import LiveWorkspace
 
-PLAIN_SETTINGS = workspace.PLAIN
-"""The workspace settings that are not overrides, each a column of the report: the renderers
-and the comparison with an earlier report name them through this."""
+ACCESS_SETTINGS = ("root_access",)
+"""The workspace settings besides its overrides that decide a person's access, each a column
+of the report (as recorded: the site does not report them). The renderers and the comparison
+with an earlier report name them through this; a setting that does not decide access is not
+part of the report."""
 
 ACCESS_FORMAT = "site-reconciler-access"
 ACCESS_FORMAT_VERSION = 1
@@ -77,16 +78,16 @@ class WorkspaceFacts:
             notifications = recorded.notifications.value  # on with none set, or off: recorded
         return cls(ws.id, ws.name, root, ws.permissions or None, notifications, ws.details_observed)
 
-    def plain(self) -> dict[str, bool | None]:
-        """The settings that are not overrides, by name: each access to it repeats them."""
-        return {name: getattr(self, name) for name in PLAIN_SETTINGS}
+    def access_settings(self) -> dict[str, bool | None]:
+        """Its ``ACCESS_SETTINGS`` by name: each access to it repeats them."""
+        return {name: getattr(self, name) for name in ACCESS_SETTINGS}
 
 
 @dataclass(frozen=True, slots=True)
 class Access:
     """One person's access to one workspace. Denormalised (e-mail, active, the workspace's
-    plain settings) so that one entry is one spreadsheet row and two reports compare entry by
-    entry."""
+    settings that decide access) so that one entry is one spreadsheet row and two reports
+    compare entry by entry."""
 
     workspace: str
     workspace_id: int
@@ -103,9 +104,9 @@ class Access:
     root_access: bool | None
     manifest: Declared | None = None  # None: no manifest given
 
-    def plain(self) -> dict[str, bool | None]:
-        """The workspace's settings that are not overrides, by name (``PLAIN_SETTINGS``)."""
-        return {name: getattr(self, name) for name in PLAIN_SETTINGS}
+    def access_settings(self) -> dict[str, bool | None]:
+        """The workspace's ``ACCESS_SETTINGS`` by name, as this access repeats them."""
+        return {name: getattr(self, name) for name in ACCESS_SETTINGS}
 
     @property
     def via(self) -> str:
@@ -218,9 +219,9 @@ class AccessChange:
     """One person's access that a plan gives or takes, and the action that does it.
 
     ``what`` is ``access`` itself, or one setting of it: a permission or notification flag,
-    a plain setting of the workspace (``PLAIN_SETTINGS``), or ``permissions``/``notifications``
-    as a whole when one side is the person's own settings, which a plan does not read
-    (``detail`` then says before -> after).
+    a workspace setting that decides access (``ACCESS_SETTINGS``), or ``permissions`` or
+    ``notifications`` as a whole when one side is the person's own settings, which a plan
+    does not read (``detail`` then says before -> after).
     ``workspace`` None means every workspace: an administrator created or deleted.
     """
 

@@ -19,7 +19,7 @@ from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import (
     ACCESS_FORMAT,
     ACCESS_FORMAT_VERSION,
-    PLAIN_SETTINGS,
+    ACCESS_SETTINGS,
     Access,
     AccessReport,
     AccessShift,
@@ -31,7 +31,7 @@ from reconciler.errors import ReconcilerError
 
 Key = tuple[str, str]
 
-COMPARED = ("via", "permissions", "notifications", "active", *PLAIN_SETTINGS)
+COMPARED = ("via", "permissions", "notifications", "active", *ACCESS_SETTINGS)
 """The terms of an access held at both reviews that ``changed`` reports."""
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -78,10 +78,6 @@ def field_names(spec: type[Any]) -> tuple[str, ...]:
 def values(spec: Any) -> dict[str, Any]:
     """A spec's fields and values, in order (shallow: overrides stay frozensets)."""
     return {name: getattr(spec, name) for name in field_names(type(spec))}
-
-
-def items(spec: Any) -> Iterator[tuple[str, Any]]:
-    return iter(values(spec).items())
 
 
 def changed_fields(before: Any, after: Any) -> tuple[str, ...]:

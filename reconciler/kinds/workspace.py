@@ -7,7 +7,8 @@ all hold it or its fields. What the site reports of them, how they are compared,
 exported and fingerprinted for rename detection is written here once. Every setting needs a
 replacement to change: the API has no method that changes a workspace in place.
 
-A new setting is a field of ``WorkspaceSpec`` and of ``RecordedSettings``, a line in
+A new setting is a field of ``WorkspaceSpec`` and of ``RecordedSettings`` (and of
+``model.DesiredWorkspace``, whose fields stay flat for the saved plans' snapshot), a line in
 ``from_manifest``, its parameter in ``api/methods.py``, the schema and the sandbox.
 """
 
@@ -71,7 +72,16 @@ class RecordedSettings:
         return known
 
 
-SETTINGS = field_names(RecordedSettings)
+SETTINGS = field_names(WorkspaceSpec)
+if field_names(RecordedSettings) != SETTINGS:  # each setting is declared and recorded alike
+    raise TypeError("RecordedSettings must have the fields of WorkspaceSpec, in its order")
+PLAIN = tuple(name for name in SETTINGS if name not in OVERRIDES)
+"""The settings that are not overrides: the site never reports them, only records know them."""
+COMPARED = (*OVERRIDES, *PLAIN)
+"""The order settings are compared and reported in: the overrides the site shows first."""
+SETTINGS_OF_FORMAT_2 = ("root_access", "permissions", "notifications")
+"""The settings records of formats 1 and 2 held (``engine/records_formats.py`` reads them):
+fixed, as those formats are; a setting added since was never in them."""
 
 
 @spread(RecordedSettings, "settings")
@@ -91,16 +101,6 @@ class RecordedWorkspace:
     settings: RecordedSettings = field(default_factory=RecordedSettings)
     members: frozenset[int] = frozenset()
     source: str | None = None
-
-
-PLAIN = tuple(name for name in SETTINGS if name not in OVERRIDES)
-"""The settings that are not overrides: the site never reports them, and an access report
-shows each as it is recorded."""
-SETTINGS_OF_FORMAT_2 = ("root_access", "permissions", "notifications")
-"""The settings records of formats 1 and 2 held (``engine/records.py`` upgrades them): fixed,
-as those formats are; a setting added since was never in them."""
-COMPARED = (*OVERRIDES, *(name for name in SETTINGS if name not in OVERRIDES))
-"""The order settings are compared and reported in: the overrides the site shows first."""
 
 
 class LiveView(Protocol):
@@ -243,9 +243,7 @@ def exported(
     where it is not a fact the site reported: the settings written before the users, and the
     overrides (None: the site's overrides could not be read at all)."""
     plain: dict[str, tuple[Any, str | None]] = {}
-    for name in SETTINGS:
-        if name in OVERRIDES:
-            continue
+    for name in PLAIN:
         known = record.known(name) if record is not None else None
         if known is not None:
             plain[name] = (known.value, "recorded by site-reconciler")

@@ -70,7 +70,7 @@ def shift_text(shift: AccessShift) -> str:
 
 
 def workspace_title(ws: WorkspaceFacts) -> str:
-    plain = "; ".join(f"{name} {known_text(value)}" for name, value in ws.plain().items())
+    plain = "; ".join(f"{name} {known_text(value)}" for name, value in ws.access_settings().items())
     overrides = (
         f"permission override: {_override(ws.permissions)}; "
         f"notification override: {_override(ws.notifications)}"
