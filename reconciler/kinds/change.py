@@ -2,9 +2,9 @@
 
 A kind's *spec* is one frozen dataclass of the settings the manifest declares for an object
 of that kind (``WorkspaceSpec``, ``UserSpec``). The rest of the tool handles specs through
-the accessors here -- their field names, their values, which fields two specs differ in --
-so that a new setting is written in its kind's module, the schema and the API mapping, and
-nowhere else.
+the accessors here -- their field names and values -- so that a new setting is written in
+its kind's module, the schema and the API mapping, and nowhere else. The site's one fold of
+names, which each kind's ``name_key`` applies, is here too.
 
 ``spread`` keeps the documents that predate the specs: a record, an action or a plan that
 now holds a spec as one value is written and read with the spec's fields in its own place,
@@ -78,13 +78,6 @@ def field_names(spec: type[Any]) -> tuple[str, ...]:
 def values(spec: Any) -> dict[str, Any]:
     """A spec's fields and values, in order (shallow: overrides stay frozensets)."""
     return {name: getattr(spec, name) for name in field_names(type(spec))}
-
-
-def changed_fields(before: Any, after: Any) -> tuple[str, ...]:
-    """The fields two specs of one kind differ in, in declaration order."""
-    return tuple(
-        name for name in field_names(type(after)) if getattr(before, name) != getattr(after, name)
-    )
 
 
 def spread(
