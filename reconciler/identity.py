@@ -13,47 +13,30 @@ objects here (``docs/manifest.md``, *Names*):
 * case is ignored with Unicode's full case folding (``Straße`` is ``STRASSE``), and the
   dotted and dotless i of Turkish (U+0130, U+0131) are ``i``, whichever keyboard typed them.
 
-Each kind has its own key function, so a kind's module can take its rule with it; today the
-three rules are the same. Globs (``protect``, ``--target``) match the folded forms.
+Each kind's module holds its own key function (``reconciler.kinds``: ``name_key``); today
+the three rules are the same fold, written in ``kinds/change.py``. This module holds the
+tables that compare names through them. Globs (``protect``, ``--target``) match the folded
+forms.
 """
 
 from __future__ import annotations
 
-import functools
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from fnmatch import fnmatchcase
 from typing import Generic, Literal, TypeVar
 
+from reconciler.kinds import group, user, workspace
+from reconciler.kinds.change import fold as fold  # the one fold every kind's rule uses
+
 Kind = Literal["workspace", "group", "user"]
 T = TypeVar("T")
 
-_DOTLESS = str.maketrans({"\u0131": "i"})  # the Turkish dotless i
-_DOT_ABOVE = "i\u0307"  # what full case folding makes of a capital dotted İ
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def fold(text: str) -> str:
-    """``text`` as the site compares it: stripped, compatibility forms and case folded."""
-    if text.isascii():
-        return text.strip().lower()
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return folded.translate(_DOTLESS).replace(_DOT_ABOVE, "i").strip()
-
-
-def workspace_key(name: str) -> str:
-    """The identity of a workspace name."""
-    return fold(name)
-
-
-def group_key(name: str) -> str:
-    """The identity of a user group name."""
-    return fold(name)
-
-
-def username_key(name: str) -> str:
-    """The identity of a username (and of an e-mail address a reference names a user by)."""
-    return fold(name)
+workspace_key = workspace.name_key
+"""The identity of a workspace name (the workspace kind's rule)."""
+group_key = group.name_key
+"""The identity of a user group name (the group kind's rule)."""
+username_key = user.name_key
+"""The identity of a username, and of an e-mail address a reference names a user by."""
 
 
 def path_key(path: str) -> str:

@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Overrides = frozenset[str] | None
-"""Flags switched on by a workspace override; ``None`` means the override is off."""
+from reconciler.kinds.change import field_names
+from reconciler.kinds.user import UserSpec
+from reconciler.kinds.workspace import Overrides as Overrides  # where the kind is written
+from reconciler.kinds.workspace import WorkspaceSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,15 @@ class DesiredWorkspace:
     team: str | None = None  # the team that declared it, when it came from ``teams``
     previously: tuple[str, ...] = ()  # names it had in the manifest before (a rename)
 
+    @property
+    def settings(self) -> WorkspaceSpec:
+        """Its settings as the kind's one spec: what is compared, created and recorded. The
+        fields stay flat here because saved plans and digests have always written them so."""
+        return WorkspaceSpec(*(getattr(self, name) for name in _WORKSPACE_SETTINGS))
+
+
+_WORKSPACE_SETTINGS = field_names(WorkspaceSpec)
+
 
 @dataclass(frozen=True, slots=True)
 class DesiredGroup:
@@ -95,6 +106,15 @@ class DesiredUser:
     admin: bool = False
     active: bool = True
     previously: tuple[str, ...] = ()  # usernames it had in the manifest before (a rename)
+
+    @property
+    def settings(self) -> UserSpec:
+        """What it declares besides the username, as the kind's one spec: what is compared
+        and created (flat here, as saved plans and digests have always written it)."""
+        return UserSpec(**{name: getattr(self, name) for name in _USER_FIELDS})
+
+
+_USER_FIELDS = field_names(UserSpec)
 
 
 DEFAULT_MAX_DELETES = 10

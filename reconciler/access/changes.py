@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.access.identity import person_key, workspace_key
-from reconciler.access.model import AccessChange, Cause, Effect
+from reconciler.access.model import ACCESS_SETTINGS, AccessChange, Cause, Effect
 from reconciler.engine.actions import (
     AfterApply,
     UserAdd,
@@ -66,7 +66,9 @@ def plan_access(
     directory: UserDirectory,
 ) -> tuple[AccessChange, ...]:
     """Every access the plan gives or takes, sorted by person, then workspace."""
-    new_admins = frozenset(a.username for a in actions if isinstance(a, UserAdd) and a.admin)
+    new_admins = frozenset(
+        a.username for a in actions if isinstance(a, UserAdd) and a.settings.admin
+    )
     site = _Site(live, directory, new_admins)
     replaced = {
         a.name: a.workspace_id
@@ -110,7 +112,7 @@ def _of(
         ws = site.workspace(action.workspace_id)
         members = sorted(ws.users or ()) if ws is not None else []
         yield from _everyone(action.name, members, site, "loses", "workspace deleted")
-    elif isinstance(action, UserAdd) and action.admin:
+    elif isinstance(action, UserAdd) and action.settings.admin:
         person = label(AfterApply(action.username))
         yield AccessChange(
             person, None, "gains", "access", "administrator", "administrator created"
@@ -160,9 +162,9 @@ def _replaced(
 
 
 def _setting(person: str, name: str, field: FieldChange) -> Iterator[AccessChange]:
-    if field.field == "root_access":
+    if field.field in ACCESS_SETTINGS:
         effect: Effect = "gains" if field.after else "loses"
-        yield AccessChange(person, name, effect, "root_access", "member", "workspace replaced")
+        yield AccessChange(person, name, effect, field.field, "member", "workspace replaced")
         return
     cause: Cause = "override changed"
     if field.field not in ("permissions", "notifications"):

@@ -4,8 +4,9 @@ A pure function of its inputs. A person reaches a workspace as a member (``works
 lists them) or as an administrator (administrators reach every workspace). Their
 permissions there are every permission for an administrator, else the workspace's
 permission override when it has one, else their own; their notifications (members only) are
-the workspace's notification override when it has one, else their own. ``root_access`` is
-what the tool recorded: the site does not report it. A fact nobody reported stays ``None``.
+the workspace's notification override when it has one, else their own. A workspace setting
+that decides access is what the tool recorded: the site does not report it. A fact nobody
+reported stays ``None``.
 
 An override that is on has at least one permission on (an API rule), so no permission
 reported means none. No notification reported cannot tell "no override" from "an override
@@ -23,6 +24,7 @@ from reconciler.access.model import Access, Declared, Origin, Person, WorkspaceF
 from reconciler.access.read import SiteRead
 from reconciler.engine.records import RecordedWorkspace, Records
 from reconciler.engine.users import UserDirectory, resolve_references
+from reconciler.kinds import user as kinds_user
 from reconciler.model import DesiredSite, LiveUser, LiveWorkspace
 from reconciler.spec import PERMISSION_KEYS
 
@@ -97,18 +99,7 @@ def effective_access(read: SiteRead, records: Records, declared: Declarations | 
 
 
 def _facts(ws: LiveWorkspace, record: RecordedWorkspace | None) -> WorkspaceFacts:
-    root = record.root_access.value if record and record.root_access else None
-    notifications: frozenset[str] | None = ws.notifications or None
-    if notifications is None and record is not None and record.notifications is not None:
-        notifications = record.notifications.value  # on with none set, or off: recorded
-    return WorkspaceFacts(
-        ws.id,
-        ws.name,
-        root,
-        ws.permissions or None,
-        notifications,
-        ws.details_observed,
-    )
+    return WorkspaceFacts.of(ws, record.settings if record is not None else None)
 
 
 def _entry(
@@ -141,7 +132,7 @@ def _entry(
         permissions_from=p_from,
         notifications=notifications,
         notifications_from=n_from,
-        root_access=ws.root_access,
+        **ws.access_settings(),
         manifest=_declared(declared, person.id, ws.name, member, admin),
     )
 
@@ -182,7 +173,7 @@ def _declared(
 
 
 def _person(user: LiveUser, declared: Declarations | None) -> Person:
-    name = " ".join(part for part in (user.first_name, user.last_name) if part)
+    name = kinds_user.display_name(user)
     return Person(
         user.id,
         user.username,

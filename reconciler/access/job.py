@@ -1,6 +1,6 @@
 """``reconciler access``: the job end to end -- read, judge, compare -- for the CLI to render.
 
-Reads the records (``root_access`` and overrides the tool knows; never written), reads the
+Reads the records (the workspace settings the tool knows; never written), reads the
 site as the report's scope needs (``read.py``), works out effective access (``effective.py``)
 and the findings (``findings.py``), and compares with an earlier report (``since.py``).
 Nothing is written anywhere: the CLI renders and writes the report.

@@ -3,8 +3,9 @@
 An ``Access`` is one person's access to one workspace: how they reach it (a member, an
 administrator -- administrators reach every workspace), with what effective permissions and
 notifications (the workspace's override when it has one, else the person's own), the
-workspace's ``root_access``, whether the account is active and whether the manifest declares
-that access. Every fact the site did not report is ``None`` and said so, never guessed.
+workspace's settings that decide access (``ACCESS_SETTINGS``), whether the account is active and
+whether the manifest declares that access. Every fact the site did not report is ``None``
+and said so, never guessed.
 
 The JSON report is this model written by the project's codec (``docs/access.md``); an
 earlier report is read back the same way, strictly, for ``--since``. ``AccessChange`` is what
@@ -18,6 +19,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from reconciler import codec
+from reconciler.kinds.workspace import RecordedSettings
+from reconciler.model import LiveWorkspace
+
+ACCESS_SETTINGS = ("root_access",)
+"""The workspace settings besides its overrides that decide a person's access, each a column
+of the report (as recorded: the site does not report them). The renderers and the comparison
+with an earlier report name them through this; a setting that does not decide access is not
+part of the report."""
 
 ACCESS_FORMAT = "site-reconciler-access"
 ACCESS_FORMAT_VERSION = 1
@@ -60,11 +69,25 @@ class WorkspaceFacts:
     notifications: frozenset[str] | None  # the notification override; None: none
     observed: bool  # workspace_info answered: its members and overrides were read
 
+    @classmethod
+    def of(cls, ws: LiveWorkspace, recorded: RecordedSettings | None) -> WorkspaceFacts:
+        """The workspace as read, with what the records know of what the site never shows."""
+        root = recorded.root_access.value if recorded and recorded.root_access else None
+        notifications: frozenset[str] | None = ws.notifications or None
+        if notifications is None and recorded is not None and recorded.notifications is not None:
+            notifications = recorded.notifications.value  # on with none set, or off: recorded
+        return cls(ws.id, ws.name, root, ws.permissions or None, notifications, ws.details_observed)
+
+    def access_settings(self) -> dict[str, bool | None]:
+        """Its ``ACCESS_SETTINGS`` by name: each access to it repeats them."""
+        return {name: getattr(self, name) for name in ACCESS_SETTINGS}
+
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """One person's access to one workspace. Denormalised (e-mail, active, root_access) so that
-    one entry is one spreadsheet row and two reports compare entry by entry."""
+    """One person's access to one workspace. Denormalised (e-mail, active, the workspace's
+    settings that decide access) so that one entry is one spreadsheet row and two reports
+    compare entry by entry."""
 
     workspace: str
     workspace_id: int
@@ -80,6 +103,10 @@ class Access:
     notifications_from: Origin
     root_access: bool | None
     manifest: Declared | None = None  # None: no manifest given
+
+    def access_settings(self) -> dict[str, bool | None]:
+        """The workspace's ``ACCESS_SETTINGS`` by name, as this access repeats them."""
+        return {name: getattr(self, name) for name in ACCESS_SETTINGS}
 
     @property
     def via(self) -> str:
@@ -192,8 +219,9 @@ class AccessChange:
     """One person's access that a plan gives or takes, and the action that does it.
 
     ``what`` is ``access`` itself, or one setting of it: a permission or notification flag,
-    ``root_access``, or ``permissions``/``notifications`` as a whole when one side is the
-    person's own settings, which a plan does not read (``detail`` then says before -> after).
+    a workspace setting that decides access (``ACCESS_SETTINGS``), or ``permissions`` or
+    ``notifications`` as a whole when one side is the person's own settings, which a plan
+    does not read (``detail`` then says before -> after).
     ``workspace`` None means every workspace: an administrator created or deleted.
     """
 

@@ -19,6 +19,7 @@ from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import (
     ACCESS_FORMAT,
     ACCESS_FORMAT_VERSION,
+    ACCESS_SETTINGS,
     Access,
     AccessReport,
     AccessShift,
@@ -30,7 +31,7 @@ from reconciler.errors import ReconcilerError
 
 Key = tuple[str, str]
 
-COMPARED = ("via", "permissions", "notifications", "active", "root_access")
+COMPARED = ("via", "permissions", "notifications", "active", *ACCESS_SETTINGS)
 """The terms of an access held at both reviews that ``changed`` reports."""
 
 

@@ -44,7 +44,7 @@ def terms(entry: Access) -> dict[str, str]:
         "permissions": flags_text(entry.permissions, entry.permissions_from),
         "notifications": flags_text(entry.notifications, entry.notifications_from),
         "active": known_text(entry.active),
-        "root_access": known_text(entry.root_access),
+        **{name: known_text(value) for name, value in entry.access_settings().items()},
     }
 
 

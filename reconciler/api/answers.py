@@ -8,7 +8,10 @@ are ``None`` rather than missing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from reconciler.kinds.change import spread
+from reconciler.kinds.workspace import WorkspaceSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,12 @@ class UserInfo:
     permissions: frozenset[str]  # base-level permission flags that are on
     notifications: frozenset[str]  # base-level notification flags that are on
     workspaces: tuple[WorkspaceRef, ...]
+
+    def summary(self) -> UserSummary:
+        """The user as ``user_list`` would list it (``user_info`` does not say ``active``)."""
+        return UserSummary(
+            self.id, self.username, self.email, self.first_name, self.last_name, self.admin
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +100,7 @@ class WorkspaceInfo:
     """The answer of ``workspace_info``.
 
     The API reports the override flags but not whether each override is switched on, nor
-    ``root_access``: the engine records those itself.
+    the settings that are not overrides: the engine records those itself.
     """
 
     id: int
@@ -102,14 +111,14 @@ class WorkspaceInfo:
     notifications: frozenset[str]  # override notification flags reported as 1
 
 
+@spread(WorkspaceSpec, "spec")
 @dataclass(frozen=True, slots=True)
 class WorkspaceSettings:
-    """Everything ``workspace_add`` sets besides the names; shared by every name in one call."""
+    """Everything ``workspace_add`` sets besides the names; shared by every name in one call.
+    ``spec``'s fields may be given as keywords of their own."""
 
-    root_access: bool = True
+    spec: WorkspaceSpec = field(default_factory=WorkspaceSpec)
     user_ids: tuple[int, ...] = ()
-    permissions: frozenset[str] | None = None  # None: override off
-    notifications: frozenset[str] | None = None  # None: override off
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,17 +81,16 @@ def workspace_add_params(
     """
     if not names or any(spec.NAME_LIST_SEPARATOR in name or not name for name in names):
         raise ValueError("workspace_add needs names, none empty and none containing a comma")
+    wanted = settings.spec
     params = {
         "name": spec.NAME_LIST_SEPARATOR.join(names),
-        "root_access": bit(settings.root_access),
+        "root_access": bit(wanted.root_access),
     }
     if settings.user_ids:
         params["workspace_users"] = id_list(settings.user_ids)
+    params |= _override(spec.OVERRIDE_PERMISSIONS_PARAM, spec.PERMISSION_FLAGS, wanted.permissions)
     params |= _override(
-        spec.OVERRIDE_PERMISSIONS_PARAM, spec.PERMISSION_FLAGS, settings.permissions
-    )
-    params |= _override(
-        spec.OVERRIDE_NOTIFICATIONS_PARAM, spec.NOTIFICATION_FLAGS, settings.notifications
+        spec.OVERRIDE_NOTIFICATIONS_PARAM, spec.NOTIFICATION_FLAGS, wanted.notifications
     )
     return params
 

@@ -2,10 +2,10 @@
 
 Adopting changes nothing on the site. It tells the tool that those objects are now its to
 manage, so that a later prune may delete them once they leave the manifest. Only what the
-site reported is recorded as a fact: a workspace's ``root_access``, an override the site
-cannot show as on, and a group's members stay *unknown* (reported as unobservable), never
-copied from the manifest -- a guess recorded as a fact would later be "corrected" by a
-replacement that destroys every file.
+site reported is recorded as a fact: a workspace setting the site does not report, an
+override the site cannot show as on, and a group's members stay *unknown* (reported as
+unobservable), never copied from the manifest -- a guess recorded as a fact would later be
+"corrected" by a replacement that destroys every file.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from reconciler.engine.diff import Comparison
 from reconciler.engine.records import (
     Event,
     GroupAdopted,
-    Known,
     RecordedGroup,
     RecordedUser,
     RecordedWorkspace,
@@ -24,6 +23,7 @@ from reconciler.engine.records import (
     UserAdopted,
     WorkspaceAdopted,
 )
+from reconciler.kinds import workspace
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,6 @@ def adoption_events(comparison: Comparison, records: Records) -> tuple[Adoption,
         record = records.workspaces.get(ws.name)
         if record is not None and record.managed and record.id == ws.live.id:
             continue  # already managed: keep what was recorded
-        observed = ws.live.details_observed
         events.append(
             WorkspaceAdopted(
                 ws.name,
@@ -53,11 +52,7 @@ def adoption_events(comparison: Comparison, records: Records) -> tuple[Adoption,
                     id=ws.live.id,
                     managed=True,
                     origin="adopted",
-                    permissions=Known(ws.live.permissions or None) if observed else None,
-                    # flags shown as on prove the override is on; none shown proves nothing
-                    notifications=Known(ws.live.notifications)
-                    if observed and ws.live.notifications
-                    else None,
+                    settings=workspace.adopted(ws.live),
                     members=ws.live.users or frozenset(),
                     source=ws.desired.source.file,
                 ),

@@ -2,7 +2,8 @@
 
 ``compare`` says, object by object, what differs and on what basis: a fact *observed* on the
 site (``workspace_info``, ``workspace_list``, ``users_location_access``) or *recorded* by the
-tool (group members, ``root_access``, whether an override is switched on). Facts that are
+tool (group members, a workspace setting the site does not report, whether an override is
+switched on). Facts that are
 neither are reported as unobservable rather than guessed. It knows nothing of HTTP, of
 options such as ``--replace`` or of policy: turning differences into actions is ``planner``'s
 job, turning them into a report is ``drift``'s.
@@ -23,11 +24,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reconciler.engine.actions import UserKey
+from reconciler.engine.diff_users import UserDiff as UserDiff  # read with the comparison
+from reconciler.engine.diff_users import compare_users
 from reconciler.engine.plan import Basis, Unmanaged
 from reconciler.engine.records import (
-    Known,
     RecordedGroup,
-    RecordedUser,
     RecordedWorkspace,
     Records,
 )
@@ -38,32 +39,19 @@ from reconciler.identity import (
     group_key,
     path_key,
     same_name,
-    username_key,
     workspace_key,
 )
+from reconciler.kinds import workspace
+from reconciler.kinds.change import FieldDiff as FieldDiff  # the generic change of a field
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
-    DesiredUser,
     DesiredWorkspace,
     LiveGroup,
     LiveSite,
-    LiveUser,
     LiveWorkspace,
-    Overrides,
 )
 from reconciler.spec import workspace_path
-
-
-@dataclass(frozen=True, slots=True)
-class FieldDiff:
-    """A setting that differs and cannot be changed in place: a workspace's only by
-    replacement, a user's not at all (no API method changes an existing user)."""
-
-    field: str  # "root_access", "permissions", "notifications"; "email", "admin", ...
-    live: bool | str | Overrides
-    desired: bool | str | Overrides
-    basis: Basis
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,25 +105,6 @@ class GroupDiff:
 
 
 @dataclass(frozen=True, slots=True)
-class UserDiff:
-    """One site user, declared (``missing``/``present``) or managed (``extra``/``vanished``),
-    or ``renamed``: the site now calls the managed ID something else (``live`` says what), and
-    such a user is reported, never deleted under its old name nor created a second time.
-
-    ``differences`` are what the site shows otherwise than the manifest says (e-mail, names,
-    administrator): drift no API method can change, reported and never "fixed".
-    """
-
-    username: str
-    status: Literal["missing", "present", "extra", "vanished", "renamed"]
-    desired: DesiredUser | None
-    live: LiveUser | None
-    record: RecordedUser | None
-    differences: tuple[FieldDiff, ...] = ()
-    gone_id: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Comparison:
     workspaces: tuple[WorkspaceDiff, ...]
     groups: tuple[GroupDiff, ...]
@@ -158,7 +127,7 @@ def compare(
         unmanaged=_unmanaged(desired, live, records),
         conflicts=tuple(conflicts),
         notes=live.notes,
-        users=tuple(_compare_users(desired, live, records)),
+        users=tuple(compare_users(desired, live, records)),
     )
 
 
@@ -271,31 +240,9 @@ def _present_workspace(
     record: RecordedWorkspace | None,
     users: frozenset[UserKey],
 ) -> WorkspaceDiff:
-    replacement: list[FieldDiff] = []
-    unobservable: list[str] = []
-    settings: tuple[tuple[str, Overrides, object, Known[Overrides] | None], ...] = (
-        ("permissions", want.permissions, _observed_permissions(live), _known(record, "p")),
-        (
-            "notifications",
-            want.notifications,
-            _observed_notifications(live, want, record),
-            _known(record, "n"),
-        ),
+    replacement, unobservable = workspace.compare(
+        want.settings, live, record.settings if record is not None else None
     )
-    for field, wanted, observed, recorded in settings:
-        if observed is not _UNKNOWN:
-            if observed != wanted:
-                replacement.append(FieldDiff(field, observed, wanted, "observed"))  # type: ignore[arg-type]
-        elif recorded is not None:
-            if recorded.value != wanted:
-                replacement.append(FieldDiff(field, recorded.value, wanted, "recorded"))
-        else:
-            unobservable.append(f"{field} override: the site does not report it")
-    root = record.root_access if record is not None else None
-    if root is None:
-        unobservable.append("root_access: the site does not report it")
-    elif root.value != want.root_access:
-        replacement.append(FieldDiff("root_access", root.value, want.root_access, "recorded"))
     current = live.users if live.users is not None else (record.members if record else None)
     basis: Basis = "observed" if live.users is not None else "recorded"
     to_add = users - current if current is not None else users
@@ -311,50 +258,9 @@ def _present_workspace(
         frozenset(to_add),
         frozenset(to_remove),
         basis,
-        tuple(replacement),
-        tuple(unobservable),
+        replacement,
+        unobservable,
     )
-
-
-def _known(record: RecordedWorkspace | None, which: Literal["p", "n"]) -> Known[Overrides] | None:
-    if record is None:
-        return None
-    return record.permissions if which == "p" else record.notifications
-
-
-_UNKNOWN = object()
-
-
-def _observed_permissions(live: LiveWorkspace) -> object:
-    """The permission override as observed: ``None`` (off), a set of flags, or unknown.
-
-    An override that is on has at least one flag on (an API rule), so no flags means off.
-    """
-    if not live.details_observed:
-        return _UNKNOWN
-    return live.permissions or None
-
-
-def _observed_notifications(
-    live: LiveWorkspace, want: DesiredWorkspace, record: RecordedWorkspace | None
-) -> object:
-    """The notification override as observed.
-
-    Flags reported as on prove the override is on. None reported on cannot tell "override
-    off" from "override on with both notifications off": when the manifest wants flags on,
-    the site observably differs; otherwise the records decide where they know the setting,
-    and a workspace the tool knows nothing of is taken to have no override.
-    """
-    if not live.details_observed:
-        return _UNKNOWN
-    if live.notifications:
-        return live.notifications
-    if want.notifications:
-        return None
-    known = record is not None and record.notifications is not None
-    if want.notifications is None and not known:
-        return None
-    return _UNKNOWN
 
 
 # --- groups -------------------------------------------------------------------------------
@@ -454,55 +360,3 @@ def _present_group(
         frozenset(u for u in (recorded | unsure) - members if isinstance(u, int)),
         members_known=record is not None and record.members_known,
     )
-
-
-# --- users --------------------------------------------------------------------------------
-
-
-def _compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> list[UserDiff]:
-    by_name = {username_key(user.username): user for user in live.users if user.username}
-    by_id = {user.id: user for user in live.users}
-    diffs: list[UserDiff] = []
-    recorded = NameTable("user", records.users)
-    for want in desired.users:
-        record = recorded.get(want.username)
-        found = by_name.get(username_key(want.username))
-        ours = by_id.get(record.id) if record is not None and record.managed else None
-        if found is None and ours is not None and ours.username in NameSet("user", want.previously):
-            differences = _user_differences(want, ours)  # the site keeps the old username
-            diffs.append(UserDiff(want.username, "present", want, ours, record, differences))
-        elif found is None and ours is not None:
-            diffs.append(UserDiff(want.username, "renamed", want, ours, record))
-        elif found is None:
-            gone = record.id if record is not None and record.id not in by_id else None
-            diffs.append(UserDiff(want.username, "missing", want, None, record, gone_id=gone))
-        else:
-            differences = _user_differences(want, found)
-            diffs.append(UserDiff(want.username, "present", want, found, record, differences))
-    declared = NameSet("user", (user.username for user in desired.users))
-    for name, record in sorted(records.users.items()):
-        if not record.managed or name in declared:
-            continue  # still declared (perhaps written in another case: the same user)
-        found = by_id.get(record.id)
-        status: Literal["extra", "vanished", "renamed"] = "extra" if found else "vanished"
-        if found is not None and not same_name("user", found.username, name):
-            status = "renamed"
-        gone = record.id if found is None else None
-        diffs.append(UserDiff(name, status, None, found, record, gone_id=gone))
-    return diffs
-
-
-def _user_differences(want: DesiredUser, live: LiveUser) -> tuple[FieldDiff, ...]:
-    """What the site shows otherwise than declared, for the facts the site reported."""
-    found: list[FieldDiff] = []
-    if live.email and username_key(live.email) != username_key(want.email):
-        found.append(FieldDiff("email", live.email, want.email, "observed"))
-    for field, wanted, seen in (
-        ("first_name", want.first_name, live.first_name),
-        ("last_name", want.last_name, live.last_name),
-    ):
-        if seen is not None and wanted and seen != wanted:
-            found.append(FieldDiff(field, seen, wanted, "observed"))
-    if live.admin is not None and live.admin != want.admin:
-        found.append(FieldDiff("admin", live.admin, want.admin, "observed"))
-    return tuple(found)

@@ -10,18 +10,22 @@ name rules are the manifest's own (``reconciler.manifest.names``).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from reconciler.engine.records import Records
 from reconciler.identity import NameSet, NameTable, group_key, workspace_key
+from reconciler.kinds import user as kinds_user
+from reconciler.kinds import workspace
+from reconciler.kinds.workspace import Overrides
 from reconciler.manifest.names import (
     email_problem,
     group_name_problem,
     username_problem,
     workspace_name_problem,
 )
-from reconciler.model import LiveSite, LiveUser, LiveWorkspace, Overrides
+from reconciler.model import LiveSite, LiveUser, LiveWorkspace
 
 T = TypeVar("T")
 UserName = str | int  # a username, or the numeric ID of a user without one
@@ -37,11 +41,13 @@ class Noted(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class ExportedWorkspace:
+    """A workspace entry: the settings written before its users (by their manifest keys),
+    its users, and its overrides (None: the overrides could not be read at all)."""
+
     name: str
-    root_access: Noted[bool]
+    settings: Mapping[str, Noted[Any]]
     users: Noted[tuple[UserName, ...]]
-    permissions: Noted[Overrides] | None  # None: the overrides could not be read at all
-    notifications: Noted[Overrides] | None
+    overrides: Mapping[str, Noted[Overrides]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +58,10 @@ class ExportedGroup:
 
 @dataclass(frozen=True, slots=True)
 class ExportedUser:
+    """A ``users:`` entry: the username and the fields to write (``kinds.user.exported``)."""
+
     username: str
-    email: str
-    first_name: str | None
-    last_name: str | None
-    admin: bool
+    fields: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,24 +139,16 @@ def _workspace(
 ) -> ExportedWorkspace:
     record = NameTable("workspace", records.workspaces).get(ws.name)
     record = record if record is not None and record.id == ws.id else None
-    if record is not None and record.root_access is not None:
-        root = Noted(record.root_access.value, "recorded by site-reconciler")
-    else:
-        root = Noted(True, "not reported by the site: check it in the web app")
+    plain, overrides = workspace.exported(ws, record.settings if record is not None else None)
+    settings = {name: Noted(value, note) for name, (value, note) in plain.items()}
     if ws.users is None:
         users: Noted[tuple[UserName, ...]] = Noted((), "could not be read")
     else:
         users = Noted(_user_names(ws.users, directory, problems, f'workspace "{ws.name}"'))
-    if not ws.details_observed:
-        return ExportedWorkspace(ws.name, root, users, None, None)
-    recorded = record.notifications if record is not None else None
-    if ws.notifications:
-        notifications: Noted[Overrides] = Noted(ws.notifications)
-    elif recorded is not None and recorded.value is not None:
-        notifications = Noted(recorded.value, "recorded: override on, both off")
-    else:
-        notifications = Noted(None, "none reported on; an override with both off cannot be seen")
-    return ExportedWorkspace(ws.name, root, users, Noted(ws.permissions or None), notifications)
+    if overrides is None:
+        return ExportedWorkspace(ws.name, settings, users, None)
+    shown = {name: Noted(value, note) for name, (value, note) in overrides.items()}
+    return ExportedWorkspace(ws.name, settings, users, shown)
 
 
 def _groups(
@@ -206,9 +203,5 @@ def _users(users: tuple[LiveUser, ...], result: Export) -> list[ExportedUser]:
                 f'user "{user.username}" (id {user.id}) was not exported: {problem}'
             )
             continue
-        exported.append(
-            ExportedUser(
-                user.username, user.email, user.first_name, user.last_name, bool(user.admin)
-            )
-        )
+        exported.append(ExportedUser(user.username, kinds_user.exported(user)))
     return exported

@@ -14,6 +14,7 @@ from typing import Any
 
 from reconciler.engine.records import Records
 from reconciler.identity import NameTable, group_key, workspace_key
+from reconciler.kinds import workspace
 from reconciler.model import LiveSite
 
 
@@ -37,8 +38,10 @@ def fingerprints(
             {
                 "id": ws.id,
                 "users": _sorted_or_none(ws.users) if details else None,
-                "permissions": _sorted_or_none(ws.permissions) if details else None,
-                "notifications": _sorted_or_none(ws.notifications) if details else None,
+                **{  # the settings the site shows (the kind's overrides)
+                    name: _sorted_or_none(getattr(ws, name)) if details else None
+                    for name in workspace.OVERRIDES
+                },
             }
         )
     live_groups: dict[str, list[int]] = {}
@@ -119,7 +122,7 @@ def _workspace_change(name: str, was: Any, now: Any) -> str:
             left = sorted(set(old["users"]) - set(new["users"]))
             moves = [f"user {u} joined" for u in joined] + [f"user {u} left" for u in left]
             parts.append(", ".join(moves))
-        for setting in ("permissions", "notifications"):
+        for setting in workspace.OVERRIDES:
             if old[setting] != new[setting]:
                 parts.append(f"its {setting} override changed")
     return f"{label} changed on the site since the plan was made: " + "; ".join(parts)

@@ -23,6 +23,7 @@ from reconciler.api.answers import LocationEntry, UserSummary, WorkspaceEntry, W
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
 from reconciler.identity import NameSet
+from reconciler.kinds import user as kinds_user
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
 from reconciler.spec import USER_LIST_PAGE_SIZE
 
@@ -197,8 +198,7 @@ class LiveReader:
                 info = await self.client.user_info(int(text))
             except NotFound:
                 return found
-            found.append(UserSummary(info.id, info.username, info.email, info.first_name,
-                                     info.last_name, info.admin))  # fmt: skip
+            found.append(info.summary())
         return found
 
     async def _read_caller(self) -> int | None:
@@ -285,15 +285,8 @@ async def _no_locations() -> tuple[list[LocationEntry], list[str]]:
 
 def live_user(summary: UserSummary) -> LiveUser:
     """A ``user_list`` entry as the engine's model of a site user."""
-    return LiveUser(
-        summary.id,
-        summary.username,
-        summary.email,
-        summary.admin,
-        summary.first_name,
-        summary.last_name,
-        summary.active,
-    )
+    reported = {name: getattr(summary, name) for name in kinds_user.REPORTED}
+    return LiveUser(summary.id, summary.username, summary.email, **reported)
 
 
 def with_named_users(

@@ -23,11 +23,11 @@ from reconciler import codec
 from reconciler.access.model import AccessChange
 from reconciler.engine.actions import WriteAction, action_from_data
 from reconciler.errors import RefusedForSafety
+from reconciler.kinds.change import Basis as Basis  # how a fact was learnt
 
 PLAN_FORMAT = "site-reconciler-plan"
 PLAN_FORMAT_VERSION = 3
 
-Basis = Literal["observed", "recorded"]
 ChangeKind = Literal[
     "create", "update", "replace", "delete", "needs-replacement", "renamed", "differs"
 ]
@@ -39,7 +39,7 @@ RecordAction = Literal["move", "forget", "drop-members"]
 class FieldChange:
     """A setting that differs and that only a replacement could change."""
 
-    field: str  # "root_access", "permissions" or "notifications"
+    field: str  # the name of a field of the kind's spec
     before: Any
     after: Any
     basis: Basis

@@ -1,7 +1,7 @@
 """What the tool has recorded about a site: the facts the API will not report back.
 
-The site API cannot list user groups or their members, and does not report a workspace's
-``root_access`` or whether its overrides are switched on. The tool therefore records what it
+The site API cannot list user groups or their members, and does not report some of a
+workspace's settings, nor whether its overrides are switched on. The tool therefore records what it
 created, adopted and applied, and every report says which facts were *observed* on the site
 and which were *recorded* here. Only facts the tool created or read are ever recorded: a
 setting it could not read is ``None`` (unknown), never a guess.
@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Literal, TypeVar
-
-from cattrs.gen import make_dict_unstructure_fn, override
+from typing import Any, Literal
 
 from reconciler import codec
+from reconciler.engine.records_formats import upgraded
 from reconciler.errors import StateError
-from reconciler.model import Overrides
+from reconciler.kinds.change import Known as Known  # records hold facts of every kind
+from reconciler.kinds.change import Origin as Origin
+from reconciler.kinds.group import RecordedGroup as RecordedGroup  # each kind's record type
+from reconciler.kinds.user import RecordedUser as RecordedUser
+from reconciler.kinds.workspace import RecordedWorkspace as RecordedWorkspace
 
 RECORDS_FORMAT = 3
 """Format 3 is the model as the codec writes it (``reconciler.codec``); formats 1 and 2 are
@@ -32,74 +35,6 @@ read and upgraded (``_upgraded``)."""
 
 MAX_APPLIED_PLANS = 200
 """Plan checksums kept to refuse a second application; older plans are stale anyway."""
-
-Origin = Literal["created", "adopted"]
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Known(Generic[T]):
-    """A fact the tool created or read. Where a field is ``None`` instead, it is unknown."""
-
-    value: T
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedWorkspace:
-    """A workspace the tool created, adopted or changed the members of.
-
-    ``managed`` objects (created or adopted) may be pruned once they leave the manifest.
-    ``source`` is the manifest file that declared it when it was last applied or adopted, so
-    a plan can tell "this file is gone" from "these workspaces were removed".
-    """
-
-    id: int
-    managed: bool = False
-    origin: Origin | None = None
-    root_access: Known[bool] | None = None
-    permissions: Known[Overrides] | None = None
-    notifications: Known[Overrides] | None = None
-    members: frozenset[int] = frozenset()
-    source: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedGroup:
-    """A user group the tool created, adopted or changed the members of.
-
-    ``members`` are the memberships the tool applied: the site cannot report them. They are
-    known only when ``members_known`` (the tool created the group, or applied every declared
-    member since). ``uncertain`` marks a ``user_group_add`` whose outcome could not be checked.
-    ``unsure``: users whose last membership change was interrupted (an apply killed while it
-    was on its way): whether they are members now is unknown, so the next plan sends what its
-    manifest wants for them, whichever way.
-    """
-
-    id: int | None
-    managed: bool = False
-    origin: Origin | None = None
-    members: frozenset[int] = frozenset()
-    members_known: bool = False
-    uncertain: bool = False
-    source: str | None = None
-    unsure: frozenset[int] = frozenset()
-
-
-# Records written before ``unsure`` existed stay byte for byte the same while it is empty.
-codec.converter.register_unstructure_hook(
-    RecordedGroup,
-    make_dict_unstructure_fn(RecordedGroup, codec.converter, unsure=override(omit_if_default=True)),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedUser:
-    """A site user the tool created or adopted (``users:`` in the manifest)."""
-
-    id: int
-    managed: bool = True
-    origin: Origin | None = None
-    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,46 +379,10 @@ def _records_from(data: object, site: str) -> Records:
         raise TypeError("the document is not a mapping")
     version = data.get("format")
     if version in (1, 2):
-        data = _upgraded(data, version)
+        data = upgraded(data, version)
     elif version != RECORDS_FORMAT:
         raise ValueError(f"unknown records format {version!r:.40}")
     stored_site = data.get("site")
     if stored_site != site:
         raise ValueError(f"they are the records of {stored_site!r:.200}, not of this site")
     return codec.from_data({k: v for k, v in data.items() if k != "format"}, Records)
-
-
-def _upgraded(document: Mapping[str, Any], version: int) -> dict[str, Any]:
-    """A format 1 or 2 document in format 3's shape: each workspace setting is its own
-    ``{"value": ...}`` when known (format 2 kept the known ones under ``settings``; format 1
-    had one flag for all three), and format 1's groups know their members only if created."""
-    upgraded = dict(document)
-    workspaces = document.get("workspaces", {})
-    if isinstance(workspaces, Mapping):
-        upgraded["workspaces"] = {
-            name: _workspace_upgraded(item, version) if isinstance(item, Mapping) else item
-            for name, item in workspaces.items()
-        }
-    groups = document.get("groups", {})
-    if version == 1 and isinstance(groups, Mapping):
-        upgraded["groups"] = {
-            name: {"members_known": item.get("origin") == "created", **item}
-            if isinstance(item, Mapping)
-            else item
-            for name, item in groups.items()
-        }
-    return upgraded
-
-
-_SETTINGS = ("root_access", "permissions", "notifications")
-
-
-def _workspace_upgraded(item: Mapping[str, Any], version: int) -> dict[str, Any]:
-    if version == 1:
-        settings = {k: item.get(k) for k in _SETTINGS} if item.get("settings_known") else {}
-    else:
-        settings = item.get("settings", {})
-        if not isinstance(settings, Mapping):
-            raise TypeError("the settings of a workspace are not a mapping")
-    kept = {k: v for k, v in item.items() if k not in ("settings", "settings_known", *_SETTINGS)}
-    return {**kept, **{k: {"value": settings[k]} for k in _SETTINGS if k in settings}}

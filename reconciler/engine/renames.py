@@ -29,6 +29,8 @@ from reconciler.engine.plan import Change
 from reconciler.engine.records import Event, Records, Tables
 from reconciler.engine.users import Resolution
 from reconciler.identity import NameSet, NameTable, name_key, same_name, username_key
+from reconciler.kinds import workspace
+from reconciler.kinds.workspace import RecordedSettings
 from reconciler.model import DesiredSite, LiveSite
 
 Kind = Literal["workspace", "group", "user"]
@@ -218,27 +220,12 @@ def rename_guards(
     return found
 
 
-def _content(diff: WorkspaceDiff) -> tuple[Any, ...] | None:
-    """What a deleted workspace holds besides its files: its users and settings, as the site
-    shows them or else as the records know them (None: not enough is known to compare)."""
+def _content(diff: WorkspaceDiff) -> tuple[Any, RecordedSettings] | None:
+    """What a deleted workspace holds besides its files (``workspace.fingerprint``)."""
     live, record = diff.live, diff.record
     if live is None or record is None:
         return None
-    if live.details_observed:
-        return (
-            live.users,
-            live.permissions or None,
-            live.notifications or None,
-            record.root_access,
-        )
-    if record.permissions is None or record.notifications is None:
-        return None
-    return (
-        record.members,
-        record.permissions.value,
-        record.notifications.value,
-        record.root_access,
-    )
+    return workspace.fingerprint(live.users, live, record.settings, record.members)
 
 
 def looks_like_renames(
@@ -248,7 +235,7 @@ def looks_like_renames(
 ) -> list[str]:
     """Warnings for each workspace deleted while another with the same users and settings is
     created under another name: most likely a rename, which would destroy the files."""
-    gone: dict[str, tuple[Any, ...]] = {}
+    gone: dict[str, tuple[Any, RecordedSettings]] = {}
     new: list[WorkspaceDiff] = []
     for diff in workspaces:
         if ("workspace", diff.name) in deleted and (content := _content(diff)) is not None:
@@ -259,13 +246,8 @@ def looks_like_renames(
     for diff in new:
         want = diff.desired
         assert want is not None
-        for old, (users, permissions, notifications, root) in gone.items():
-            same = (
-                users == diff.desired_users
-                and permissions == want.permissions
-                and notifications == want.notifications
-                and (root is None or root.value == want.root_access)
-            )
+        for old, content in gone.items():
+            same = workspace.same_content(content, diff.desired_users, want.settings)
             if same and old not in NameSet("workspace", want.previously):
                 found.append(
                     f'workspace "{old}" is deleted and "{diff.name}" created with the same users '

@@ -66,7 +66,7 @@ class WorkspaceDecl:
     """A workspace the manifest asks for: a ``workspaces`` entry or the workspace of a team."""
 
     entry: Entry
-    settings: Entry  # where root_access, permissions and notifications are written
+    settings: Entry  # where the workspace's settings are written (``kinds.workspace``)
     users_key: str  # "users", or "members" for a team
     team: str | None = None
 

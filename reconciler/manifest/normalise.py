@@ -1,17 +1,19 @@
 """Turn a valid, joined manifest into the ``DesiredSite`` the planner consumes.
 
-All the manifest's shorthands end here: defaults are merged into every workspace, each team
-becomes a workspace and a group, override blocks become ``frozenset``\\s of the flags that are
-on (permissions with the flags the site forces on, so desired and live compare as equals),
-phone numbers written as YAML numbers become the digits written, and policy and user gaps get
-their defaults. Runs only when no error was found, so it may trust the
-shape of every value.
+All the manifest's shorthands end here: defaults are merged into every workspace (whose
+settings the workspace kind reads, ``kinds.workspace.from_manifest``), each team becomes a
+workspace and a group, users become the user kind's spec (``kinds.user.from_manifest``), and
+policy gaps get their defaults. Runs only when no error was found, so it may trust
+the shape of every value.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from reconciler.kinds import user as kinds_user
+from reconciler.kinds import workspace
+from reconciler.kinds.change import values
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
 from reconciler.manifest.source import child
 from reconciler.model import (
@@ -19,12 +21,10 @@ from reconciler.model import (
     DesiredSite,
     DesiredUser,
     DesiredWorkspace,
-    Overrides,
     Policy,
     Source,
     UserRef,
 )
-from reconciler.spec import with_implied_flags
 
 
 def normalise(manifest: MergedManifest) -> DesiredSite:
@@ -43,17 +43,14 @@ def normalise(manifest: MergedManifest) -> DesiredSite:
 
 
 def _workspace(decl: WorkspaceDecl, defaults: dict[str, Any]) -> DesiredWorkspace:
-    settings = deep_merge(defaults, decl.settings.value)
-    permissions = _flags_on(settings.get("permissions"))
+    settings = workspace.from_manifest(deep_merge(defaults, decl.settings.value))
     return DesiredWorkspace(
         name=decl.entry.value["name"],
-        root_access=settings.get("root_access", True),
         users=_user_refs(decl.entry, decl.users_key),
-        permissions=None if permissions is None else with_implied_flags(permissions),
-        notifications=_flags_on(settings.get("notifications")),
         source=decl.entry.source(),
         team=decl.team,
         previously=_previously(decl.entry) if decl.team is None else (),
+        **values(settings),
     )
 
 
@@ -72,33 +69,12 @@ def _group(decl: GroupDecl) -> DesiredGroup:
 
 
 def _user(entry: Entry) -> DesiredUser:
-    given = entry.value
-    fallback = DesiredUser("", "", entry.source())
     return DesiredUser(
-        username=given["username"],
-        email=given["email"],
+        username=entry.value["username"],
         source=entry.source(),
-        first_name=given.get("first_name", fallback.first_name),
-        last_name=given.get("last_name", fallback.last_name),
-        organization=given.get("organization", fallback.organization),
-        phone=_digits(given.get("phone")),
-        phone_ext=_digits(given.get("phone_ext")),
-        admin=given.get("admin", fallback.admin),
-        active=given.get("active", fallback.active),
         previously=_previously(entry),
+        **values(kinds_user.from_manifest(entry.value)),
     )
-
-
-def _digits(phone: str | int | None) -> str | None:
-    """A phone number as text; a YAML number was checked to read exactly as written."""
-    return None if phone is None else str(phone)
-
-
-def _flags_on(block: dict[str, bool] | None) -> Overrides:
-    """The flags an override block turns on; None when there is no override."""
-    if block is None:
-        return None
-    return frozenset(flag for flag, on in block.items() if on)
 
 
 def _user_refs(entry: Entry, key: str) -> tuple[UserRef, ...]:

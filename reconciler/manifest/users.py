@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 from reconciler.findings import Finding, place
 from reconciler.identity import username_key
+from reconciler.kinds import user as kinds_user
 from reconciler.manifest.merge import Entry, MergedManifest
 from reconciler.manifest.names import email_problem, text_problem, username_problem
 from reconciler.manifest.source import child
@@ -22,8 +23,8 @@ _UNIQUE: tuple[tuple[str, str, Callable[[str], str | None]], ...] = (
     ("username", "username", username_problem),
     ("email", "e-mail address", email_problem),
 )
-_TEXTS = ("first_name", "last_name", "organization")
-_PHONES = ("phone", "phone_ext")
+_TEXTS = kinds_user.TEXTS
+_PHONES = kinds_user.PHONES
 
 
 def check_users(manifest: MergedManifest) -> Iterator[Finding]:

@@ -12,7 +12,7 @@ import io
 import json
 
 from reconciler import codec
-from reconciler.access.model import AccessReport
+from reconciler.access.model import ACCESS_SETTINGS, AccessReport
 from reconciler.access.words import known_text
 from reconciler.render.access_html import render_access_html
 from reconciler.render.access_text import render_access_markdown, render_access_text
@@ -31,7 +31,7 @@ CSV_COLUMNS = (
     "permissions_from",
     "notifications",
     "notifications_from",
-    "root_access",
+    *ACCESS_SETTINGS,
     "manifest",
 )
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -84,7 +84,7 @@ def render_access_csv(report: AccessReport) -> str:
             e.permissions_from,
             "" if e.notifications is None else " ".join(sorted(e.notifications)),
             e.notifications_from,
-            known_text(e.root_access),
+            *(known_text(value) for value in e.access_settings().values()),
             e.manifest or "",
         )
         writer.writerow([_safe(cell) for cell in cells])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from reconciler.access.model import AccessReport
+from reconciler.access.model import ACCESS_SETTINGS, AccessReport
 from reconciler.access.words import known_text
 from reconciler.render.access_parts import (
     COLUMNS,
@@ -142,9 +142,13 @@ def render_access_html(report: AccessReport) -> str:
             "<ul>" + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>",
         ]
     parts += ["<h2>Who reaches what</h2>", _matrix(report, grouped)]
-    header = ["workspace", *COLUMNS, "root_access"]
+    header = ["workspace", *COLUMNS, *ACCESS_SETTINGS]
     rows = [
-        [_td(e.workspace), *(_td(row(e)[c]) for c in COLUMNS), _td(known_text(e.root_access))]
+        [
+            _td(e.workspace),
+            *(_td(row(e)[c]) for c in COLUMNS),
+            *(_td(known_text(value)) for value in e.access_settings().values()),
+        ]
         for e in report.entries
     ]
     parts += ["<h2>Every access</h2>", _table(header, rows)]

@@ -70,14 +70,14 @@ def shift_text(shift: AccessShift) -> str:
 
 
 def workspace_title(ws: WorkspaceFacts) -> str:
-    root = known_text(ws.root_access)
+    plain = "; ".join(f"{name} {known_text(value)}" for name, value in ws.access_settings().items())
     overrides = (
         f"permission override: {_override(ws.permissions)}; "
         f"notification override: {_override(ws.notifications)}"
         if ws.observed
         else "members and overrides not read"
     )
-    return f'"{ws.name}" (id {ws.id}): root_access {root}; {overrides}'
+    return f'"{ws.name}" (id {ws.id}): {plain}; {overrides}'
 
 
 def _override(flags: frozenset[str] | None) -> str:

@@ -41,21 +41,19 @@ def _flags(flags: Overrides) -> str:
 
 
 def _workspace_item(ws: ExportedWorkspace) -> str:
-    lines = [f"  - name: {scalar(ws.name)}", _line("    ", "root_access", ws.root_access)]
+    lines = [f"  - name: {scalar(ws.name)}"]
+    lines += [_line("    ", key, noted) for key, noted in ws.settings.items()]
     lines.append(_line("    ", "users", Noted(list(ws.users.value), ws.users.note)))
-    if ws.permissions is None or ws.notifications is None:
+    if ws.overrides is None:
         lines.append(
             "    # permissions and notifications overrides could not be read from this site"
         )
         return "\n".join(lines) + "\n"
-    if ws.permissions.value:
-        lines.append(_line("    ", "permissions", ws.permissions, _flags(ws.permissions.value)))
-    if ws.notifications.value is not None:
-        lines.append(
-            _line("    ", "notifications", ws.notifications, _flags(ws.notifications.value))
-        )
-    elif ws.notifications.note:
-        lines.append(f"    # notifications: {ws.notifications.note}")
+    for key, override in ws.overrides.items():
+        if override.value is not None:  # an override that is off is not written
+            lines.append(_line("    ", key, override, _flags(override.value)))
+        elif override.note:
+            lines.append(f"    # {key}: {override.note}")
     return "\n".join(lines) + "\n"
 
 
@@ -65,12 +63,8 @@ def _group_item(group: ExportedGroup) -> str:
 
 
 def _user_item(user: ExportedUser) -> str:
-    lines = [f"  - username: {scalar(user.username)}", f"    email: {scalar(user.email)}"]
-    for key, value in (("first_name", user.first_name), ("last_name", user.last_name)):
-        if value:
-            lines.append(f"    {key}: {scalar(value)}")
-    if user.admin:
-        lines.append("    admin: true")
+    lines = [f"  - username: {scalar(user.username)}"]
+    lines += [f"    {key}: {scalar(value)}" for key, value in user.fields.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -29,6 +29,8 @@ from reconciler.engine.actions.base import (
 )
 from reconciler.engine.records import Event, RecordedUser, Records, Tables
 from reconciler.identity import lookup, same_name
+from reconciler.kinds.change import spread, values
+from reconciler.kinds.user import UserSpec
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -39,61 +41,35 @@ MAX_USER_ID = 2**53 - 1
 """The largest ID a JSON client reads exactly; a new user's ID beyond it is not believed."""
 
 
+@spread(UserSpec, "settings")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserAdd(WriteAction):
-    """Create one site user."""
+    """Create one site user (a plan file writes its fields as parameters of their own)."""
 
     method = "user_add"
     default_phase = Phase.CREATE_USERS
 
     username: str
-    email: str
-    first_name: str = ""
-    last_name: str = ""
-    organization: str | None = None
-    phone: str | None = None
-    phone_ext: str | None = None
-    admin: bool = False
-    active: bool = True
+    settings: UserSpec
 
     @classmethod
     def declared(cls, user: DesiredUser) -> UserAdd:
         """The creation of a user as the manifest declares it."""
-        return cls(
-            username=user.username,
-            email=user.email,
-            first_name=user.first_name,
-            last_name=user.last_name,
-            organization=user.organization,
-            phone=user.phone,
-            phone_ext=user.phone_ext,
-            admin=user.admin,
-            active=user.active,
-        )
+        return cls(username=user.username, settings=user.settings)
 
     @property
     def key(self) -> str:
         return self.username
 
     def summary(self) -> str:
-        role = " (administrator)" if self.admin else ""
-        return f'create user "{self.username}" <{self.email}>{role}'
+        role = " (administrator)" if self.settings.admin else ""
+        return f'create user "{self.username}" <{self.settings.email}>{role}'
 
     def touches(self) -> Iterable[tuple[str, str]]:
         return [("user", self.username)]
 
     async def call(self, client: SiteClient) -> Result:
-        new = NewUser(
-            username=self.username,
-            email=self.email,
-            first_name=self.first_name,
-            last_name=self.last_name,
-            organization=self.organization,
-            phone=self.phone,
-            phone_ext=self.phone_ext,
-            active=self.active,
-            admin=self.admin,
-        )
+        new = NewUser(username=self.username, **values(self.settings))
         return Result((await client.user_add(new),))
 
     async def settle(self, client: SiteClient) -> Settlement:

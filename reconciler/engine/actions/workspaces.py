@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Self
 
-from reconciler import codec
 from reconciler.api.answers import WorkspaceSettings
 from reconciler.engine.actions.base import (
     NO_RESULT,
@@ -20,8 +19,9 @@ from reconciler.engine.actions.base import (
     UserKey,
     WriteAction,
 )
-from reconciler.engine.records import Event, Known, RecordedWorkspace, Records, Tables
-from reconciler.model import Overrides
+from reconciler.engine.records import Event, RecordedWorkspace, Records, Tables
+from reconciler.kinds.change import spread
+from reconciler.kinds.workspace import MEMBERS_AT, RecordedSettings, WorkspaceSpec
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -48,18 +48,18 @@ def user_ids(users: Iterable[UserKey]) -> frozenset[int]:
     return frozenset(user for user in users if isinstance(user, int))
 
 
+@spread(WorkspaceSpec, "settings", among="users", at=MEMBERS_AT, users="user_ids")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkspaceAdd(WriteAction):
-    """Create workspaces that share every setting: one call, as the API allows."""
+    """Create workspaces that share every setting: one call, as the API allows. A plan file
+    writes the settings as parameters of their own, among the users (as the API takes them)."""
 
     method = "workspace_add"
     default_phase = Phase.CREATE_WORKSPACES
 
     names: tuple[str, ...]
-    root_access: bool
+    settings: WorkspaceSpec
     users: tuple[UserKey, ...]
-    permissions: Overrides
-    notifications: Overrides
 
     @property
     def key(self) -> str:
@@ -83,12 +83,7 @@ class WorkspaceAdd(WriteAction):
         return replace(self, users=bind_users(self.users, new_ids))
 
     async def call(self, client: SiteClient) -> Result:
-        settings = WorkspaceSettings(
-            root_access=self.root_access,
-            user_ids=tuple(sorted(user_ids(self.users))),
-            permissions=self.permissions,
-            notifications=self.notifications,
-        )
+        settings = WorkspaceSettings(self.settings, tuple(sorted(user_ids(self.users))))
         return Result(tuple(await client.workspace_add(list(self.names), settings)))
 
     async def settle(self, client: SiteClient) -> Settlement:
@@ -129,9 +124,7 @@ class WorkspaceAdd(WriteAction):
                 id=workspace_id,
                 managed=True,
                 origin="created",
-                root_access=Known(self.root_access),
-                permissions=Known(self.permissions),
-                notifications=Known(self.notifications),
+                settings=RecordedSettings.of(self.settings),
                 members=user_ids(self.users),
                 source=_source_of(tables.workspaces.get(name)),
             )
@@ -139,9 +132,6 @@ class WorkspaceAdd(WriteAction):
 
 def _source_of(record: RecordedWorkspace | None) -> str | None:
     return None if record is None else record.source
-
-
-codec.rename(WorkspaceAdd, users="user_ids")  # as the API names them
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
