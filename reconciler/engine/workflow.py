@@ -18,7 +18,7 @@ import structlog
 
 from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events, reconciled_event
-from reconciler.engine.drift import drift_report
+from reconciler.engine.drift import DriftReport, drift_report
 from reconciler.engine.executor import ApplyReport, Executor, Outcome
 from reconciler.engine.live import LiveReader
 from reconciler.engine.observe import Manifest, Observation, Site, UnknownUsers, observe, plan_from
@@ -112,9 +112,7 @@ async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Pla
     return plan
 
 
-async def drift(
-    manifest: Manifest, site: Site, options: PlanOptions | None = None
-) -> dict[str, object]:
+async def drift(manifest: Manifest, site: Site, options: PlanOptions | None = None) -> DriftReport:
     """What differs between the site and the manifest, by category: a full read, unless
     ``options`` target some objects (``--target``/``--exclude``)."""
     return drift_report(await make_plan(manifest, site, options or PlanOptions()))
