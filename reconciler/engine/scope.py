@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reconciler import codec
-from reconciler.engine.actions import MalformedAction, action_from_data
+from reconciler.engine.pending import pending_writes
 from reconciler.engine.records import Records
 from reconciler.engine.users import references
 from reconciler.identity import username_key
@@ -187,10 +187,8 @@ def touched(desired: DesiredSite, records: Records) -> Scope | None:
     for name, recorded in records.groups.items():
         if recorded.uncertain:
             sets["group"].add(name)
-    for data in records.pending:
-        try:
-            action = action_from_data(data)
-        except MalformedAction:
+    for action in pending_writes(records):
+        if isinstance(action, str):
             return None  # a write the tool cannot read back: only a full read can tell
         for kind, name in action.touches():
             sets[kind].add(name)

@@ -44,6 +44,7 @@ class UserAdd(WriteAction):
     """Create one site user."""
 
     method = "user_add"
+    late_landing_matters = True
     default_phase = Phase.CREATE_USERS
 
     username: str
@@ -173,6 +174,7 @@ class UserDelete(WriteAction):
     """Delete a site user the tool created or adopted (``policy.prune_users``)."""
 
     method = "user_delete"
+    late_landing_matters = True
     default_phase = Phase.DELETE_USERS
 
     user_id: int

@@ -53,6 +53,7 @@ class WorkspaceAdd(WriteAction):
     """Create workspaces that share every setting: one call, as the API allows."""
 
     method = "workspace_add"
+    late_landing_matters = True
     default_phase = Phase.CREATE_WORKSPACES
 
     names: tuple[str, ...]
@@ -149,6 +150,7 @@ class WorkspaceDelete(WriteAction):
     """Delete a workspace **and every file in it**: prune, or the first half of a replacement."""
 
     method = "workspace_delete"
+    late_landing_matters = True
     default_phase = Phase.DELETE
 
     workspace_id: int
