@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
-from reconciler.manifest.source import child
+from reconciler.manifest.paths import child
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
