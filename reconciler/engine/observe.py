@@ -29,16 +29,9 @@ from reconciler.engine.renames import (
     still_called,
     with_old_names,
 )
-from reconciler.engine.scope import (
-    FULL_PLAN_NOTICE,
-    Scope,
-    scoped_records,
-    scoped_site,
-    touched,
-    widen,
-)
+from reconciler.engine.scope import Scope, scoped_records, scoped_site, widen
 from reconciler.engine.snapshot import desired_to_data
-from reconciler.engine.targets import Selection, narrowed, selected
+from reconciler.engine.targets import select
 from reconciler.engine.users import Resolution, UserDirectory, resolve_references, unverified
 from reconciler.errors import ManifestError
 from reconciler.identity import NameSet, same_name
@@ -125,30 +118,12 @@ async def observe(
     (``--target``/``--exclude``) the selected objects only. Creations an interrupted apply
     sent are given the time to land first (``pending.wait_for_landing``)."""
     waited = await wait_for_landing(site.client, records)
-    seen = await _observe_selected(desired, site, records, options)
-    return _with_notices(seen, waited) if waited else seen
-
-
-async def _observe_selected(
-    desired: DesiredSite, site: Site, records: Records, options: PlanOptions
-) -> Observation:
-    selection = Selection(options.targets, options.excludes)
-    if selection:
-        targeted = selected(desired, records, selection)
-        if options.changed:
-            changed = touched(desired, records)
-            if changed is None:
-                seen = await _observe_scoped(desired, site, records, targeted)
-                return _with_notices(seen, TARGET_NOT_NARROWED)
-            targeted = narrowed(changed, targeted)
-        return await _observe_scoped(desired, site, records, targeted)
-    if options.changed:
-        scope = touched(desired, records)
-        if scope is not None:
-            return await _observe_scoped(desired, site, records, scope)
+    scope, notices = select(desired, records, options)
+    if scope is None:
         seen = await _observe_full(desired, site, records)
-        return _with_notices(seen, FULL_PLAN_NOTICE)
-    return await _observe_full(desired, site, records)
+    else:
+        seen = await _observe_scoped(desired, site, records, scope)
+    return _with_notices(seen, *notices, *([waited] if waited else []))
 
 
 async def _observe_full(desired: DesiredSite, site: Site, records: Records) -> Observation:
@@ -209,12 +184,6 @@ def compare_live(
         read,
         (*members_dropped(records, alive), *moved(moves)),
     )
-
-
-TARGET_NOT_NARROWED = (
-    "--changed: the records hold no account of what was last applied, so everything the "
-    "target selects is planned, changed or not."
-)
 
 
 def _in(scope: Scope | None, kind: str, name: str) -> bool:

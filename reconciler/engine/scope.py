@@ -16,17 +16,15 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler import codec
 from reconciler.engine.pending import pending_writes
 from reconciler.engine.records import Records
+from reconciler.engine.selection import Selection
 from reconciler.engine.users import references
 from reconciler.identity import username_key
 from reconciler.model import DesiredGroup, DesiredSite, DesiredUser, DesiredWorkspace, UserRef
-
-if TYPE_CHECKING:
-    from reconciler.engine.targets import Selection
 
 Key = str  # "workspace:Finance", "group:finance-team", "user:nina"
 
