@@ -15,7 +15,7 @@ from reconciler import __version__
 from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.live import LiveReader, Progress
-from reconciler.engine.pending import drop_dead_members, settle, wait_for_landing
+from reconciler.engine.pending import settled_read, wait_for_landing
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
@@ -114,30 +114,30 @@ class Observation:
 async def observe(
     desired: DesiredSite, site: Site, records: Records, options: PlanOptions
 ) -> Observation:
-    """Read and compare: the whole site, or (``options.changed``) the touched set only, or
-    (``--target``/``--exclude``) the selected objects only. Creations an interrupted apply
-    sent are given the time to land first (``pending.wait_for_landing``)."""
+    """Select, read and compare, in that order: the whole site, or (``options.changed``) the
+    touched set only, or (``--target``/``--exclude``) the selected objects only. Creations an
+    interrupted apply sent are given the time to land first (``pending.wait_for_landing``)."""
     waited = await wait_for_landing(site.client, records)
     scope, notices = select(desired, records, options)
+    wall, cpu = time.perf_counter(), time.process_time()
     if scope is None:
-        seen = await _observe_full(desired, site, records)
+        live = await _read_full(desired, site, records)
     else:
-        seen = await _observe_scoped(desired, site, records, scope)
+        live, scope = await _read_scoped(desired, site, records, scope)
+    seen = compare_live(desired, live, records, read=ReadTimes.since(wall, cpu), scope=scope)
     return _with_notices(seen, *notices, *([waited] if waited else []))
 
 
-async def _observe_full(desired: DesiredSite, site: Site, records: Records) -> Observation:
+async def _read_full(desired: DesiredSite, site: Site, records: Records) -> LiveSite:
     def fallback(users: tuple[LiveUser, ...]) -> set[int]:
         ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
         return ids | {m for ws in records.workspaces.values() for m in ws.members}
 
-    wall, cpu = time.perf_counter(), time.process_time()
-    live = await LiveReader(site.client, site.progress).read(
+    return await LiveReader(site.client, site.progress).read(
         with_old_names(desired, [ws.name for ws in desired.workspaces]),
         fallback,
         who_am_i=bool(desired.users or records.users),
     )
-    return compare_live(desired, live, records, read=ReadTimes.since(wall, cpu))
 
 
 def compare_live(
@@ -149,8 +149,7 @@ def compare_live(
     scope: Scope | None = None,
 ) -> Observation:
     """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
-    alive, _ = drop_dead_members(records, live)  # said as record changes, not as notes
-    settled, learnt = settle(alive, live)
+    alive, settled, learnt = settled_read(records, live)
     compared = desired if scope is None else scoped_site(desired, scope)
     moves = [m for m in record_moves(desired, settled, live) if _in(scope, m.kind, m.new)]
     settled = reduce(settled, moved_events(moves))
@@ -195,9 +194,9 @@ MAX_SCOPED_LOOKUPS = 250
 go out concurrently (a round trip per eight), the user list one page after another."""
 
 
-async def _observe_scoped(
+async def _read_scoped(
     desired: DesiredSite, site: Site, records: Records, scope: Scope
-) -> Observation:
+) -> tuple[LiveSite, Scope]:
     """Read the touched set, widen it by what the site shows changed behind the tool's back
     (managed workspaces and groups deleted or renamed by hand), read what the widening
     added, and resolve every reference fresh from the site, as a full plan would: never from
@@ -210,7 +209,6 @@ async def _observe_scoped(
     declared_users = NameSet("user", (u.username for u in desired.users))
     deleting_users = any(name not in declared_users for name in scope.users)
     managed_groups = records.managed_groups()
-    wall, cpu = time.perf_counter(), time.process_time()
     live = await reader.read_scoped(
         with_old_names(desired, scope.workspaces),
         (),
@@ -234,8 +232,7 @@ async def _observe_scoped(
         if pulled == wide:
             break
         wide = pulled
-    read = ReadTimes.since(wall, cpu)
-    return compare_live(desired, live, records, read=read, scope=wide)
+    return live, wide
 
 
 def _with_users(live: LiveSite, found: tuple[LiveUser, ...]) -> LiveSite:
@@ -297,6 +294,7 @@ def _context(manifest: Manifest, site: Site, scope: Scope | None) -> PlanContext
         manifest_files=manifest.desired.files,
         manifest_digest=manifest.digest,
         desired=desired_to_data(manifest.desired),
+        desired_site=manifest.desired,
         state=site.store.location,
         scope=None if scope is None else scope.to_data(),
     )

@@ -32,6 +32,15 @@ def settle(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
     return settled, gone + learnt
 
 
+def settled_read(records: Records, live: LiveSite) -> tuple[Records, Records, list[str]]:
+    """For a plan: ``records`` without the members gone from the site (said as record
+    changes, so not in what was learnt), the same with every pending write settled too, and
+    what settling learnt."""
+    alive, _ = drop_dead_members(records, live)
+    settled, learnt = _settle_pending(alive, live)
+    return alive, settled, learnt
+
+
 POLL_SECONDS = 0.5
 MAX_LANDING_WAIT = 5.0
 """The longest a read waits for an interrupted apply's writes to show, whatever that apply's
