@@ -29,12 +29,18 @@ from reconciler.engine.renames import (
     still_called,
     with_old_names,
 )
-from reconciler.engine.scope import Scope, scoped_records, scoped_site, widen
+from reconciler.engine.scope import (
+    Scope,
+    scoped_records,
+    scoped_site,
+    widened,
+    with_moved_references,
+)
 from reconciler.engine.snapshot import desired_to_data
 from reconciler.engine.targets import select
 from reconciler.engine.users import Resolution, UserDirectory, resolve_references, unverified
 from reconciler.errors import ManifestError
-from reconciler.identity import NameSet, same_name
+from reconciler.identity import NameSet
 from reconciler.model import DesiredSite, LiveSite, LiveUser
 from reconciler.state.backend import Holder, RecordStore
 
@@ -217,7 +223,7 @@ async def _read_scoped(
         who_am_i=deleting_users,
     )
     every_user = deleting_users  # the whole user list was read: nothing to look up
-    wide, looked = _widened(scope, live, records).within(), set[str]()
+    wide, looked = widened(scope, live, records).within(), set[str]()
     for _ in range(3):  # each round may pull in objects whose references then need looking up
         added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
         if added:
@@ -228,7 +234,7 @@ async def _read_scoped(
             found = await (reader.every_user() if every_user else reader.look_up(more))
             live = _with_users(live, found)
         looked |= more
-        pulled = _moved_references(desired, wide, live, records).within()
+        pulled = with_moved_references(desired, wide, live, records).within()
         if pulled == wide:
             break
         wide = pulled
@@ -239,47 +245,6 @@ def _with_users(live: LiveSite, found: tuple[LiveUser, ...]) -> LiveSite:
     """``live`` with the users a look-up found, in place of what another read said of them."""
     ids = {user.id for user in found}
     return replace(live, users=found + tuple(u for u in live.users if u.id not in ids))
-
-
-def _moved_references(
-    desired: DesiredSite, scope: Scope, live: LiveSite, records: Records
-) -> Scope:
-    """``scope`` with every declared workspace and group naming a reference that now means
-    another user than the records say it did (an e-mail moved to a new account, a user
-    deleted and made again): a full plan would change their members too."""
-    resolution = resolve_references(scoped_site(desired, scope), UserDirectory.of(live.users))
-    moved = {
-        text
-        for text, user_id in resolution.ids.items()
-        if text in records.references and records.references[text][0] != user_id
-    }
-    if not moved:
-        return scope
-    workspaces = {ws.name for ws in desired.workspaces if any(r.text in moved for r in ws.users)}
-    groups = {g.name for g in desired.groups if any(r.text in moved for r in g.members)}
-    return replace(scope, workspaces=scope.workspaces | workspaces, groups=scope.groups | groups)
-
-
-def _widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
-    """``scope`` with the managed workspaces and groups the site no longer shows under their
-    recorded ID and name: deleted (to create again) or renamed by hand (to report)."""
-    on_site = {ws.id: ws.name for ws in live.workspaces}
-    moved = [
-        name
-        for name, record in records.managed_workspaces().items()
-        if not same_name("workspace", on_site.get(record.id, ""), name)
-    ]
-    groups = {group.id: group.name for group in live.groups}
-    gone = (
-        [
-            name
-            for name, record in records.managed_groups().items()
-            if record.id is not None and not same_name("group", groups.get(record.id, ""), name)
-        ]
-        if live.groups_listed
-        else []
-    )
-    return replace(widen(scope, moved), groups=scope.groups | frozenset(gone))
 
 
 def _with_notices(seen: Observation, *notices: str) -> Observation:
