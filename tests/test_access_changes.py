@@ -73,7 +73,7 @@ def test_a_plan_that_changes_nobody_s_access_has_no_section() -> None:
 
 def test_drift_names_access_drift_the_site_against_the_manifest() -> None:
     report = drift_report(plan_case(case("01")))
-    details = [item["detail"] for item in report["access"]]
+    details = [item.detail for item in report.access]
     assert details == [
         'bob cannot reach "Legal" on the site; the manifest says they can',
         'carol can reach "Legal" on the site; the manifest does not say so',

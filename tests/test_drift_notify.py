@@ -176,27 +176,34 @@ def test_the_records_keep_only_digests_of_the_last_report(
     assert Path(site.workdir / ".reconciler").exists()
 
 
-def _report(**items: list[dict[str, Any]]) -> dict[str, Any]:
-    from reconciler.engine.drift import CATEGORIES
+def _report(**items: list[Any]) -> Any:
+    from reconciler.engine.drift import CATEGORIES, DriftReport
 
-    report: dict[str, Any] = {"site": "https://acme.example.net", "created_at": "T1"}
-    report.update({category: list(items.get(category, [])) for category in CATEGORIES})
-    report["in_sync"] = not any(items.get(c) for c in CATEGORIES[:4])
-    return report
+    listed = {category: tuple(items.get(category, [])) for category in CATEGORIES}
+    in_sync = not any(items.get(c) for c in CATEGORIES[:4])
+    return DriftReport("https://acme.example.net", "T1", in_sync=in_sync, **listed)  # type: ignore[arg-type]
+
+
+def _members(kind: str, name: str, detail: str, *extra: str) -> Any:
+    from reconciler.engine.drift import DriftItem, MembersDifference
+
+    return DriftItem(kind, name, detail, (MembersDifference((), extra, "recorded"),), "update")
 
 
 def test_an_item_whose_detail_changes_is_news_again_and_a_gone_one_is_resolved() -> None:
     from reconciler.engine.drift_news import drift_news
 
-    legal = {"kind": "workspace", "name": "Legal", "detail": "extra members: mallory"}
-    finance = {"kind": "workspace", "name": "Finance", "detail": "extra members: eve"}
+    legal = _members("workspace", "Legal", "extra members: mallory", "mallory")
+    finance = _members("workspace", "Finance", "extra members: eve", "eve")
     first = drift_news(_report(changed=[legal, finance]), None)
     assert first.count == 2 and first.since is None and first.changed
-    worse = {**legal, "detail": "extra members: eve, mallory"}
+    worse = _members("workspace", "Legal", "extra members: eve, mallory", "eve", "mallory")
     second = drift_news(_report(changed=[worse]), first.seen)
     assert second.new == {"changed": [worse]}  # Legal changed again: news
     assert second.resolved == 2  # the old Legal line and Finance are gone
     third = drift_news(_report(changed=[worse]), second.seen)
     assert third.count == 0 and third.resolved == 0 and not third.changed
-    unobservable = {"kind": "", "name": "", "detail": "root_access: not reported"}
+    from reconciler.engine.drift import DriftItem
+
+    unobservable = DriftItem("", "", "root_access: not reported")
     assert drift_news(_report(unobservable=[unobservable]), third.seen).count == 0

@@ -13,6 +13,7 @@ nothing. Usernames are ASCII on the site (``user_add``), so their spellings diff
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.errors import SiteError
 from reconciler.engine import ledger, workflow
 from reconciler.engine.actions import UserDelete, WorkspaceDelete
+from reconciler.engine.drift import DriftItem
 from reconciler.engine.drift_news import item_key
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.records import RecordedGroup, RecordedUser, RecordedWorkspace, Records
@@ -104,8 +106,9 @@ def test_every_spelling_names_the_same_object(
         assert name_matches(kind, name, pattern)
         assert protecting(kind, [pattern], name) == pattern
 
-    item = {"kind": kind, "name": name, "detail": "left the manifest; still on the site"}
-    assert item_key("extra", {**item, "name": other}) == item_key("extra", item)  # drift news
+    item = DriftItem(kind, name, "left the manifest; still on the site", action="delete")
+    spelt = dataclasses.replace(item, name=other)
+    assert item_key("extra", spelt) == item_key("extra", item)  # drift news
 
     guards = rename_guards([(kind, "Renamed", (other,))], {(kind, name)}, {(kind, "Renamed")})
     assert len(guards) == 1 and f'{kind} "{name}" would be deleted' in guards[0]

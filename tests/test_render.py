@@ -92,11 +92,11 @@ def test_a_plan_sealed_with_other_records_is_refused_naming_state() -> None:
 
 def test_drift_lists_each_category_separately() -> None:
     report = drift_report(case("08"))
-    assert report["in_sync"] is False
-    assert [item["name"] for item in report["extra"]] == ["Old"]
-    assert [item["name"] for item in report["unmanaged"]] == ["Handmade"]
+    assert report.in_sync is False
+    assert [item.name for item in report.extra] == ["Old"]
+    assert [item.name for item in report.unmanaged] == ["Handmade"]
     text = render_drift_text(report)
     assert "Extra (left the manifest, still on the site):" in text
     assert "Drift: 1 extra." in text
     assert "<details><summary>Unmanaged" in render_drift_markdown(report)
-    assert drift_report(case("02"))["in_sync"] is True
+    assert drift_report(case("02")).in_sync is True

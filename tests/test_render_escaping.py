@@ -204,7 +204,7 @@ def test_a_trimmed_report_closes_the_fence_it_opened() -> None:
     """A drift report too long for one comment is cut; the block it cuts is closed with its
     own fence (four backticks here: a name holds three), so the note after it is not code."""
     report = drift_report(hostile_plan())
-    report["missing"] = report["missing"] * 400
+    report = dataclasses.replace(report, missing=report.missing * 400)
     trimmed = trim(render_drift_markdown(report), limit=5_000)
     tokens = PARSER.parse(trimmed)
     assert [t.type for t in tokens].count("fence") == 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -27,6 +26,7 @@ from reconciler.cli.options import (
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.target import locate_manifest, open_site
 from reconciler.engine import workflow
+from reconciler.engine.drift import DriftReport
 from reconciler.engine.drift_news import DriftNews, report_drift
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_key import required_secret
@@ -196,7 +196,7 @@ def drift(
         if webhook is not None and (news.count or news.resolved):
             await send(webhook, notification(news))
 
-    async def run() -> dict[str, Any]:
+    async def run() -> DriftReport:
         manifest = load_desired(paths)
         target = locate_manifest(site_opts, paths, manifest.desired)
         with TerminalProgress(verbose=site_opts.verbose) as progress:
@@ -211,4 +211,4 @@ def drift(
                 return news.report
 
     report = aio.run(run())
-    return EXIT_OK if report["in_sync"] else EXIT_CHANGES
+    return EXIT_OK if report.in_sync else EXIT_CHANGES

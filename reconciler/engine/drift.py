@@ -3,16 +3,25 @@
 Drift is a plan read the other way round, so it is computed from a plan (made without
 ``--replace``): one source of truth for "what differs". A difference the tool cannot judge --
 group members it has no record of -- is reported as unobservable, never as missing.
+
+The report is typed (``DriftReport``, frozen); ``to_data`` is its JSON, written only at the
+edge (``drift --format json``, a webhook's body). Each item carries, beside the sentence
+people read, what it is in fields (``action``, ``differences``, ``refs``): drift news keys
+items by those, so a sentence can be reworded without making old items news.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from reconciler.access.words import access_drift
+from reconciler.access.words import drift_sentence
 from reconciler.engine.plan import Change, Plan, value_text
 
-CATEGORIES = (
+Category = Literal[
+    "missing", "extra", "changed", "needs_replacement", "records", "unmanaged", "unobservable"
+]
+CATEGORIES: tuple[Category, ...] = (
     "missing",
     "extra",
     "changed",
@@ -26,61 +35,204 @@ DRIFT_CATEGORIES = CATEGORIES[:5]  # the ones that mean "out of sync"
 an object gone from the site and the manifest): out of sync until an apply saves them."""
 
 
-def _item(
-    kind: str, name: str, detail: str, differences: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    item: dict[str, Any] = {"kind": kind, "name": name, "detail": detail}
-    if differences:
-        item["differences"] = differences
-    return item
+@dataclass(frozen=True, slots=True)
+class SettingDifference:
+    """A setting as the site shows it and as the manifest says it, and how it was learnt."""
+
+    field: str
+    site: Any
+    manifest: Any
+    basis: str | None
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "site": self.site,
+            "manifest": self.manifest,
+            "basis": self.basis,
+        }
+
+    def facts(self) -> tuple[Any, ...]:
+        """What differs, without how it was learnt."""
+        return (self.field, self.site, self.manifest)
 
 
-def differences(change: Change) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class MembersDifference:
+    """The members the manifest declares that the site lacks (``missing``), and the reverse."""
+
+    missing: tuple[str, ...]
+    extra: tuple[str, ...]
+    basis: str | None
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "field": "members",
+            "missing": list(self.missing),
+            "extra": list(self.extra),
+            "basis": self.basis,
+        }
+
+    def facts(self) -> tuple[Any, ...]:
+        return ("members", self.missing, self.extra)
+
+
+Difference = SettingDifference | MembersDifference
+
+
+@dataclass(frozen=True, slots=True)
+class DriftItem:
+    """One finding: an object (``kind``, ``name``), what it is in fields, and in words.
+
+    ``detail`` is the sentence people read and is never part of what the item is; ``action``
+    (what a plan would do, or ``kept``, ``unmanaged``, ``unobservable``), ``differences`` and
+    ``refs`` (an id, an old name, user ids) are. Only kind, name, detail and differences are
+    written to the JSON."""
+
+    kind: str
+    name: str
+    detail: str
+    differences: tuple[Difference, ...] = ()
+    action: str = ""
+    refs: tuple[str | int, ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "name": self.name, "detail": self.detail}
+        if self.differences:
+            data["differences"] = [d.to_data() for d in self.differences]
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class AccessDrift:
+    """One person's access on the site against the manifest (``workspace`` None: every one)."""
+
+    person: str
+    workspace: str | None
+    detail: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {"person": self.person, "workspace": self.workspace, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class SinceLast:
+    """``--since-last``: when the last report was and what of it is still there or gone."""
+
+    last_report: str | None
+    new: int
+    still_there: int
+    resolved: int
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "last_report": self.last_report,
+            "new": self.new,
+            "still_there": self.still_there,
+            "resolved": self.resolved,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DriftReport:
+    site: str
+    created_at: str
+    notices: tuple[str, ...] = ()
+    missing: tuple[DriftItem, ...] = ()
+    extra: tuple[DriftItem, ...] = ()
+    changed: tuple[DriftItem, ...] = ()
+    needs_replacement: tuple[DriftItem, ...] = ()
+    records: tuple[DriftItem, ...] = ()
+    unmanaged: tuple[DriftItem, ...] = ()
+    unobservable: tuple[DriftItem, ...] = ()
+    access: tuple[AccessDrift, ...] = ()
+    in_sync: bool = True  # of the whole report: a since-last view lists less, and says so
+    since_last: SinceLast | None = None  # only the new items are listed
+
+    def items(self, category: Category) -> tuple[DriftItem, ...]:
+        found: tuple[DriftItem, ...] = getattr(self, category)
+        return found
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "site": self.site,
+            "created_at": self.created_at,
+            "notices": list(self.notices),
+        }
+        for category in CATEGORIES:
+            data[category] = [item.to_data() for item in self.items(category)]
+        data["access"] = [item.to_data() for item in self.access]
+        data["in_sync"] = self.in_sync
+        if self.since_last is not None:
+            data["since_last"] = self.since_last.to_data()
+        return data
+
+
+def differences(change: Change) -> tuple[Difference, ...]:
     """Field by field, for programs and auditors: what the site shows and what the manifest
     says (settings), or which members are missing and extra, and how each was learnt."""
-    found = [
-        {"field": f.field, "site": f.before, "manifest": f.after, "basis": f.basis}
-        for f in change.fields
+    found: list[Difference] = [
+        SettingDifference(f.field, f.before, f.after, f.basis) for f in change.fields
     ]
     if change.added or change.removed:
-        found.append(
-            {
-                "field": "members",
-                "missing": list(change.added),
-                "extra": list(change.removed),
-                "basis": change.basis,
-            }
-        )
-    return found
+        found.append(MembersDifference(change.added, change.removed, change.basis))
+    return tuple(found)
 
 
-def drift_report(plan: Plan) -> dict[str, Any]:
-    report: dict[str, Any] = {
-        "site": plan.site,
-        "created_at": plan.context.created_at,
-        "notices": list(plan.notices),
-    }
-    for category in CATEGORIES:
-        report[category] = []
+def drift_report(plan: Plan) -> DriftReport:
+    found: dict[Category, list[DriftItem]] = {category: [] for category in CATEGORIES}
     for change in plan.changes:
         category, detail = _categorise(change)
-        report[category].append(_item(change.kind, change.name, detail, differences(change)))
-    report["records"] += [
-        _item(change.kind, change.name, change.detail()) for change in plan.changed_records
+        found[category].append(
+            DriftItem(change.kind, change.name, detail, differences(change), change.action)
+        )
+    found["records"] += [
+        DriftItem(
+            r.kind, r.name, r.detail(), action=r.action, refs=_record_refs(r.old_name, r.user_ids)
+        )
+        for r in plan.changed_records
     ]
     for kept in plan.kept:
-        category = "extra" if kept.on_site else "missing"
-        report[category].append(_item(kept.kind, kept.name, kept.reason))
-    report["unmanaged"] += [
-        _item(u.kind, u.name, f"id {u.id}; never managed by the manifest") for u in plan.unmanaged
+        found["extra" if kept.on_site else "missing"].append(
+            DriftItem(kept.kind, kept.name, kept.reason, action="kept")
+        )
+    found["unmanaged"] += [
+        DriftItem(
+            u.kind,
+            u.name,
+            f"id {u.id}; never managed by the manifest",
+            action="unmanaged",
+            refs=(u.id,),
+        )
+        for u in plan.unmanaged
     ]
-    report["unobservable"] += [_item("fact", "", sentence) for sentence in plan.unobservable]
-    report["access"] = access_drift(plan.access)
-    report["in_sync"] = not any(report[category] for category in DRIFT_CATEGORIES)
-    return report
+    found["unobservable"] += [
+        DriftItem("fact", "", sentence, action="unobservable", refs=(sentence,))
+        for sentence in plan.unobservable
+    ]
+    return DriftReport(
+        site=plan.site,
+        created_at=plan.context.created_at,
+        notices=tuple(plan.notices),
+        missing=tuple(found["missing"]),
+        extra=tuple(found["extra"]),
+        changed=tuple(found["changed"]),
+        needs_replacement=tuple(found["needs_replacement"]),
+        records=tuple(found["records"]),
+        unmanaged=tuple(found["unmanaged"]),
+        unobservable=tuple(found["unobservable"]),
+        access=tuple(
+            AccessDrift(c.person, c.workspace, drift_sentence(c)) for c in plan.access or ()
+        ),
+        in_sync=not any(found[category] for category in DRIFT_CATEGORIES),
+    )
 
 
-def _categorise(change: Change) -> tuple[str, str]:
+def _record_refs(old_name: str | None, user_ids: tuple[int, ...]) -> tuple[str | int, ...]:
+    return ((old_name,) if old_name is not None else ()) + user_ids
+
+
+def _categorise(change: Change) -> tuple[Category, str]:
     if change.action == "create":
         return "missing", "declared in the manifest, absent from the site"
     if change.action == "delete":

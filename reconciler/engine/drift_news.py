@@ -6,49 +6,88 @@ The job ``report_drift`` (``drift --notify`` and ``drift --since-last``) is the 
 A nightly drift job that posts the whole report every night is muted within a week. So the
 records keep the last report sent (``Records.last_drift``: a digest of each item), and the
 next report sends only the items not in it -- and says how many of the last report's items
-are gone (resolved). An item is its category, kind, name and detail: a workspace whose
-extra members change is news again; a name spelt otherwise (``Legal``, ``legal``) is the same
-object as the site compares names, so not news (``reconciler.identity``).
+are gone (resolved). An item is what it is in fields -- its category, kind, name, action and
+what differs (``DriftItem``), never the sentence that says it: a workspace whose extra members
+change is news again, a sentence reworded is not; a name spelt otherwise (``Legal``,
+``legal``) is the same object as the site compares names, so not news either
+(``reconciler.identity``).
+
+Records kept before items were keyed so hold digests of the sentences (``legacy_item_key``):
+an item matches its digest in either scheme, and the next report kept is keyed anew.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from reconciler.engine import ledger
-from reconciler.engine.drift import DRIFT_CATEGORIES, drift_report
+from reconciler.engine.drift import (
+    DRIFT_CATEGORIES,
+    Category,
+    DriftItem,
+    DriftReport,
+    SinceLast,
+    drift_report,
+)
 from reconciler.engine.plan import PlanOptions
 from reconciler.engine.records import DriftReported, DriftSeen, reduce
 from reconciler.engine.workflow import Manifest, Site, make_plan
 from reconciler.identity import KEYS, name_key
 from reconciler.state.backend import LockHeld
 
-NEWS_CATEGORIES = (*DRIFT_CATEGORIES, "unmanaged")
+NEWS_CATEGORIES: tuple[Category, ...] = (*DRIFT_CATEGORIES, "unmanaged")
 """What can be news: drift, and objects someone made on the site by hand. What the site
 cannot report (unobservable) is the same every night."""
 
 
-def item_key(category: str, item: dict[str, Any]) -> str:
-    """A short, stable digest of one report item, its name by its identity."""
-    kind, name = str(item["kind"]), str(item["name"])
-    if kind in KEYS:
-        name = name_key(kind, name)
-    text = "\x1f".join((category, kind, name, str(item["detail"])))
+KEY_SCHEME = "drift-news/2"  # in every key's digest: no key of the sentence scheme equals one
+
+
+def _name(item: DriftItem) -> str:
+    """The item's name by its identity: ``Legal`` and ``legal`` are one workspace."""
+    return name_key(item.kind, item.name) if item.kind in KEYS else item.name
+
+
+def item_key(category: str, item: DriftItem) -> str:
+    """A short, stable digest of what one report item is: its fields, not its sentence."""
+    facts = [
+        KEY_SCHEME,
+        category,
+        item.kind,
+        _name(item),
+        item.action,
+        list(item.refs),
+        [d.facts() for d in item.differences],
+    ]
+    text = json.dumps(facts, sort_keys=True, ensure_ascii=False, default=_sorted)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def legacy_item_key(category: str, item: DriftItem) -> str:
+    """The key of the first scheme, a digest of the sentence: read in records kept by it."""
+    text = "\x1f".join((category, item.kind, _name(item), item.detail))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _sorted(value: Any) -> Any:
+    return sorted(value, key=str) if isinstance(value, set | frozenset) else str(value)
 
 
 @dataclass(frozen=True, slots=True)
 class DriftNews:
     """A full drift report, and what of it is new since ``since`` (None: no report before)."""
 
-    report: dict[str, Any]
-    new: dict[str, list[dict[str, Any]]]
+    report: DriftReport
+    new: dict[Category, list[DriftItem]]
     resolved: int
     since: str | None
     seen: DriftSeen  # what to record once this report has been sent or shown
+    rekeyed: bool = False  # the last report was kept under the sentence keys: keep it anew
 
     @property
     def count(self) -> int:
@@ -57,38 +96,36 @@ class DriftNews:
     @property
     def changed(self) -> bool:
         """Whether the records' last report must be replaced by this one."""
-        return self.count > 0 or self.resolved > 0 or self.since is None
+        return self.count > 0 or self.resolved > 0 or self.since is None or self.rekeyed
 
-    def since_last(self) -> dict[str, Any]:
-        """The report with only the new items (the same keys, for every renderer), plus a
-        ``since_last`` entry: when the last report was, and how many items it had that are
-        gone or still there."""
-        kept = sum(len(self.report[c]) for c in NEWS_CATEGORIES) - self.count
-        return {
-            **self.report,
-            **{c: self.new.get(c, []) for c in NEWS_CATEGORIES},
-            "since_last": {
-                "last_report": self.since,
-                "new": self.count,
-                "still_there": kept,
-                "resolved": self.resolved,
-            },
-        }
+    def since_last(self) -> DriftReport:
+        """The report with only the new items (the same fields, for every renderer), and
+        ``since_last``: when the last report was, and how many items it had that are gone or
+        still there."""
+        kept = sum(len(self.report.items(c)) for c in NEWS_CATEGORIES) - self.count
+        listed = {c: tuple(self.new.get(c, ())) for c in NEWS_CATEGORIES}
+        since = SinceLast(self.since, self.count, kept, self.resolved)
+        return dataclasses.replace(self.report, **listed, since_last=since)  # type: ignore[arg-type]
 
 
-def drift_news(report: dict[str, Any], last: DriftSeen | None) -> DriftNews:
+def drift_news(report: DriftReport, last: DriftSeen | None) -> DriftNews:
     before = frozenset(last.items) if last else frozenset()
-    new: dict[str, list[dict[str, Any]]] = {}
+    new: dict[Category, list[DriftItem]] = {}
     keys: list[str] = []
+    matched: set[str] = set()
     for category in NEWS_CATEGORIES:
-        for item in report[category]:
+        for item in report.items(category):
             key = item_key(category, item)
             keys.append(key)
-            if key not in before:
+            found = before & {key, legacy_item_key(category, item)}
+            if not found:
                 new.setdefault(category, []).append(item)
+            matched |= found
     now = frozenset(keys)
-    seen = DriftSeen(str(report["created_at"]), tuple(sorted(now)))
-    return DriftNews(report, new, len(before - now), last.at if last else None, seen)
+    seen = DriftSeen(report.created_at, tuple(sorted(now)))
+    rekeyed = bool(matched - now)  # matched by a sentence's digest
+    since = last.at if last else None
+    return DriftNews(report, new, len(before - matched), since, seen, rekeyed)
 
 
 async def report_drift(

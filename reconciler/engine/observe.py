@@ -15,7 +15,7 @@ from reconciler import __version__
 from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.live import LiveReader, Progress
-from reconciler.engine.pending import drop_dead_members, settle, wait_for_landing
+from reconciler.engine.pending import settled_read, wait_for_landing
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
@@ -30,18 +30,17 @@ from reconciler.engine.renames import (
     with_old_names,
 )
 from reconciler.engine.scope import (
-    FULL_PLAN_NOTICE,
     Scope,
     scoped_records,
     scoped_site,
-    touched,
-    widen,
+    widened,
+    with_moved_references,
 )
 from reconciler.engine.snapshot import desired_to_data
-from reconciler.engine.targets import Selection, narrowed, selected
+from reconciler.engine.targets import select
 from reconciler.engine.users import Resolution, UserDirectory, resolve_references, unverified
 from reconciler.errors import ManifestError
-from reconciler.identity import NameSet, same_name
+from reconciler.identity import NameSet
 from reconciler.model import DesiredSite, LiveSite, LiveUser
 from reconciler.state.backend import Holder, RecordStore
 
@@ -121,48 +120,30 @@ class Observation:
 async def observe(
     desired: DesiredSite, site: Site, records: Records, options: PlanOptions
 ) -> Observation:
-    """Read and compare: the whole site, or (``options.changed``) the touched set only, or
-    (``--target``/``--exclude``) the selected objects only. Creations an interrupted apply
-    sent are given the time to land first (``pending.wait_for_landing``)."""
+    """Select, read and compare, in that order: the whole site, or (``options.changed``) the
+    touched set only, or (``--target``/``--exclude``) the selected objects only. Creations an
+    interrupted apply sent are given the time to land first (``pending.wait_for_landing``)."""
     waited = await wait_for_landing(site.client, records)
-    seen = await _observe_selected(desired, site, records, options)
-    return _with_notices(seen, waited) if waited else seen
+    scope, notices = select(desired, records, options)
+    wall, cpu = time.perf_counter(), time.process_time()
+    if scope is None:
+        live = await _read_full(desired, site, records)
+    else:
+        live, scope = await _read_scoped(desired, site, records, scope)
+    seen = compare_live(desired, live, records, read=ReadTimes.since(wall, cpu), scope=scope)
+    return _with_notices(seen, *notices, *([waited] if waited else []))
 
 
-async def _observe_selected(
-    desired: DesiredSite, site: Site, records: Records, options: PlanOptions
-) -> Observation:
-    selection = Selection(options.targets, options.excludes)
-    if selection:
-        targeted = selected(desired, records, selection)
-        if options.changed:
-            changed = touched(desired, records)
-            if changed is None:
-                seen = await _observe_scoped(desired, site, records, targeted)
-                return _with_notices(seen, TARGET_NOT_NARROWED)
-            targeted = narrowed(changed, targeted)
-        return await _observe_scoped(desired, site, records, targeted)
-    if options.changed:
-        scope = touched(desired, records)
-        if scope is not None:
-            return await _observe_scoped(desired, site, records, scope)
-        seen = await _observe_full(desired, site, records)
-        return _with_notices(seen, FULL_PLAN_NOTICE)
-    return await _observe_full(desired, site, records)
-
-
-async def _observe_full(desired: DesiredSite, site: Site, records: Records) -> Observation:
+async def _read_full(desired: DesiredSite, site: Site, records: Records) -> LiveSite:
     def fallback(users: tuple[LiveUser, ...]) -> set[int]:
         ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
         return ids | {m for ws in records.workspaces.values() for m in ws.members}
 
-    wall, cpu = time.perf_counter(), time.process_time()
-    live = await LiveReader(site.client, site.progress).read(
+    return await LiveReader(site.client, site.progress).read(
         with_old_names(desired, [ws.name for ws in desired.workspaces]),
         fallback,
         who_am_i=bool(desired.users or records.users),
     )
-    return compare_live(desired, live, records, read=ReadTimes.since(wall, cpu))
 
 
 def compare_live(
@@ -174,8 +155,7 @@ def compare_live(
     scope: Scope | None = None,
 ) -> Observation:
     """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
-    alive, _ = drop_dead_members(records, live)  # said as record changes, not as notes
-    settled, learnt = settle(alive, live)
+    alive, settled, learnt = settled_read(records, live)
     compared = desired if scope is None else scoped_site(desired, scope)
     moves = [m for m in record_moves(desired, settled, live) if _in(scope, m.kind, m.new)]
     settled = reduce(settled, moved_events(moves))
@@ -211,12 +191,6 @@ def compare_live(
     )
 
 
-TARGET_NOT_NARROWED = (
-    "--changed: the records hold no account of what was last applied, so everything the "
-    "target selects is planned, changed or not."
-)
-
-
 def _in(scope: Scope | None, kind: str, name: str) -> bool:
     return scope is None or scope.holds(kind, name)
 
@@ -226,9 +200,9 @@ MAX_SCOPED_LOOKUPS = 250
 go out concurrently (a round trip per eight), the user list one page after another."""
 
 
-async def _observe_scoped(
+async def _read_scoped(
     desired: DesiredSite, site: Site, records: Records, scope: Scope
-) -> Observation:
+) -> tuple[LiveSite, Scope]:
     """Read the touched set, widen it by what the site shows changed behind the tool's back
     (managed workspaces and groups deleted or renamed by hand), read what the widening
     added, and resolve every reference fresh from the site, as a full plan would: never from
@@ -241,7 +215,6 @@ async def _observe_scoped(
     declared_users = NameSet("user", (u.username for u in desired.users))
     deleting_users = any(name not in declared_users for name in scope.users)
     managed_groups = records.managed_groups()
-    wall, cpu = time.perf_counter(), time.process_time()
     live = await reader.read_scoped(
         with_old_names(desired, scope.workspaces),
         (),
@@ -250,7 +223,7 @@ async def _observe_scoped(
         who_am_i=deleting_users,
     )
     every_user = deleting_users  # the whole user list was read: nothing to look up
-    wide, looked = _widened(scope, live, records).within(), set[str]()
+    wide, looked = widened(scope, live, records).within(), set[str]()
     for _ in range(3):  # each round may pull in objects whose references then need looking up
         added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
         if added:
@@ -261,59 +234,17 @@ async def _observe_scoped(
             found = await (reader.every_user() if every_user else reader.look_up(more))
             live = _with_users(live, found)
         looked |= more
-        pulled = _moved_references(desired, wide, live, records).within()
+        pulled = with_moved_references(desired, wide, live, records).within()
         if pulled == wide:
             break
         wide = pulled
-    read = ReadTimes.since(wall, cpu)
-    return compare_live(desired, live, records, read=read, scope=wide)
+    return live, wide
 
 
 def _with_users(live: LiveSite, found: tuple[LiveUser, ...]) -> LiveSite:
     """``live`` with the users a look-up found, in place of what another read said of them."""
     ids = {user.id for user in found}
     return replace(live, users=found + tuple(u for u in live.users if u.id not in ids))
-
-
-def _moved_references(
-    desired: DesiredSite, scope: Scope, live: LiveSite, records: Records
-) -> Scope:
-    """``scope`` with every declared workspace and group naming a reference that now means
-    another user than the records say it did (an e-mail moved to a new account, a user
-    deleted and made again): a full plan would change their members too."""
-    resolution = resolve_references(scoped_site(desired, scope), UserDirectory.of(live.users))
-    moved = {
-        text
-        for text, user_id in resolution.ids.items()
-        if text in records.references and records.references[text][0] != user_id
-    }
-    if not moved:
-        return scope
-    workspaces = {ws.name for ws in desired.workspaces if any(r.text in moved for r in ws.users)}
-    groups = {g.name for g in desired.groups if any(r.text in moved for r in g.members)}
-    return replace(scope, workspaces=scope.workspaces | workspaces, groups=scope.groups | groups)
-
-
-def _widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
-    """``scope`` with the managed workspaces and groups the site no longer shows under their
-    recorded ID and name: deleted (to create again) or renamed by hand (to report)."""
-    on_site = {ws.id: ws.name for ws in live.workspaces}
-    moved = [
-        name
-        for name, record in records.managed_workspaces().items()
-        if not same_name("workspace", on_site.get(record.id, ""), name)
-    ]
-    groups = {group.id: group.name for group in live.groups}
-    gone = (
-        [
-            name
-            for name, record in records.managed_groups().items()
-            if record.id is not None and not same_name("group", groups.get(record.id, ""), name)
-        ]
-        if live.groups_listed
-        else []
-    )
-    return replace(widen(scope, moved), groups=scope.groups | frozenset(gone))
 
 
 def _with_notices(seen: Observation, *notices: str) -> Observation:
@@ -328,6 +259,7 @@ def _context(manifest: Manifest, site: Site, scope: Scope | None) -> PlanContext
         manifest_files=manifest.desired.files,
         manifest_digest=manifest.digest,
         desired=desired_to_data(manifest.desired),
+        desired_site=manifest.desired,
         state=site.store.location,
         scope=None if scope is None else scope.to_data(),
     )

@@ -32,13 +32,15 @@ def settle(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
     return settled, gone + learnt
 
 
-WATCHED = frozenset(
-    {"workspace_add", "user_group_add", "user_add", "workspace_delete", "user_group_delete",
-     "user_delete"}
-)  # fmt: skip
-"""Writes whose late arrival would leave the records wrong: a creation would leave an object
-no record names (or one made twice), a deletion a record of an object that is gone, whose
-name the next plan would then not create again."""
+def settled_read(records: Records, live: LiveSite) -> tuple[Records, Records, list[str]]:
+    """For a plan: ``records`` without the members gone from the site (said as record
+    changes, so not in what was learnt), the same with every pending write settled too, and
+    what settling learnt."""
+    alive, _ = drop_dead_members(records, live)
+    settled, learnt = _settle_pending(alive, live)
+    return alive, settled, learnt
+
+
 POLL_SECONDS = 0.5
 MAX_LANDING_WAIT = 5.0
 """The longest a read waits for an interrupted apply's writes to show, whatever that apply's
@@ -77,8 +79,8 @@ async def wait_for_landing(
     deadline = min(until, started + limit)
     waiting = [
         action
-        for data in records.pending
-        if (action := _readable(data)) is not None and action.method in WATCHED
+        for action in pending_writes(records)
+        if isinstance(action, WriteAction) and action.late_landing_matters
     ]
     said = False
     # One read per poll: only the first write not yet seen is checked again, since waiting
@@ -114,11 +116,17 @@ def _awaiting(waiting: list[WriteAction], seconds: float, deadline: float) -> st
     )
 
 
-def _readable(data: dict[str, object]) -> WriteAction | None:
-    try:
-        return action_from_data(data)
-    except MalformedAction:
-        return None  # reported by settle, which drops it
+def pending_writes(records: Records) -> list[WriteAction | str]:
+    """The records' writes of unknown outcome as typed actions, in order; in place of one that
+    cannot be read back, why (settling reports and drops it; a scoped plan cannot rely on
+    the records then)."""
+    found: list[WriteAction | str] = []
+    for data in records.pending:
+        try:
+            found.append(action_from_data(data))
+        except MalformedAction as exc:
+            found.append(str(exc))
+    return found
 
 
 def drop_dead_members(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
@@ -152,12 +160,10 @@ def _settle_pending(records: Records, live: LiveSite) -> tuple[Records, list[str
         return records, []
     learnt: list[str] = []
     events: list[Event] = [PendingCleared()]
-    for data in records.pending:
-        try:
-            action = action_from_data(data)
-        except MalformedAction as exc:
+    for action in pending_writes(records):
+        if isinstance(action, str):
             learnt.append(
-                f"a write of unknown outcome could not be read back ({exc}) and was dropped; "
+                f"a write of unknown outcome could not be read back ({action}) and was dropped; "
                 "the plan below shows what the site needs now"
             )
             continue

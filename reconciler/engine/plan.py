@@ -24,6 +24,7 @@ from reconciler.access.model import AccessChange
 from reconciler.engine.actions import WriteAction, action_from_data
 from reconciler.errors import RefusedForSafety
 from reconciler.kinds.change import Basis as Basis  # how a fact was learnt
+from reconciler.model import DesiredSite
 
 PLAN_FORMAT = "site-reconciler-plan"
 PLAN_FORMAT_VERSION = 3
@@ -148,6 +149,9 @@ class PlanContext:
     desired: Mapping[str, Any] | None = None  # the manifest's snapshot, to re-derive the plan
     state: str | None = None  # where the records live (never a password)
     scope: Mapping[str, list[str]] | None = None  # --changed: the objects planned, by kind
+    # The same manifest, typed, in the process that made the plan: read there instead of
+    # ``desired`` read back (never written; a plan read from a file has None).
+    desired_site: DesiredSite | None = field(default=None, compare=False, repr=False)
 
     def to_data(self) -> dict[str, Any]:
         return {

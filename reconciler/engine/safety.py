@@ -173,6 +173,8 @@ def declared_objects(desired: DesiredSite) -> frozenset[tuple[str, str]]:
 def manifest_objects(context: PlanContext) -> frozenset[tuple[str, str]] | None:
     """What the plan's whole manifest declares (a scoped plan's too), or ``None`` when the
     plan carries no copy of it."""
+    if context.desired_site is not None:
+        return declared_objects(context.desired_site)
     if context.desired is None:
         return None
     return declared_objects(desired_from_data(context.desired))

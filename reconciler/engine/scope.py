@@ -16,17 +16,22 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reconciler import codec
-from reconciler.engine.actions import MalformedAction, action_from_data
+from reconciler.engine.pending import pending_writes
 from reconciler.engine.records import Records
-from reconciler.engine.users import references
-from reconciler.identity import username_key
-from reconciler.model import DesiredGroup, DesiredSite, DesiredUser, DesiredWorkspace, UserRef
-
-if TYPE_CHECKING:
-    from reconciler.engine.targets import Selection
+from reconciler.engine.selection import Selection
+from reconciler.engine.users import UserDirectory, references, resolve_references
+from reconciler.identity import same_name, username_key
+from reconciler.model import (
+    DesiredGroup,
+    DesiredSite,
+    DesiredUser,
+    DesiredWorkspace,
+    LiveSite,
+    UserRef,
+)
 
 Key = str  # "workspace:Finance", "group:finance-team", "user:nina"
 
@@ -187,10 +192,8 @@ def touched(desired: DesiredSite, records: Records) -> Scope | None:
     for name, recorded in records.groups.items():
         if recorded.uncertain:
             sets["group"].add(name)
-    for data in records.pending:
-        try:
-            action = action_from_data(data)
-        except MalformedAction:
+    for action in pending_writes(records):
+        if isinstance(action, str):
             return None  # a write the tool cannot read back: only a full read can tell
         for kind, name in action.touches():
             sets[kind].add(name)
@@ -220,9 +223,46 @@ def _tables(records: Records) -> list[tuple[str, Iterable[str]]]:
     ]
 
 
-def widen(scope: Scope, workspaces: Iterable[str]) -> Scope:
-    """``scope`` with more workspaces (managed ones ``workspace_list`` shows gone or renamed)."""
-    return replace(scope, workspaces=scope.workspaces | frozenset(workspaces))
+def with_moved_references(
+    desired: DesiredSite, scope: Scope, live: LiveSite, records: Records
+) -> Scope:
+    """``scope`` with every declared workspace and group naming a reference that now means
+    another user than the records say it did (an e-mail moved to a new account, a user
+    deleted and made again): a full plan would change their members too."""
+    resolution = resolve_references(scoped_site(desired, scope), UserDirectory.of(live.users))
+    moved = {
+        text
+        for text, user_id in resolution.ids.items()
+        if text in records.references and records.references[text][0] != user_id
+    }
+    if not moved:
+        return scope
+    workspaces = {ws.name for ws in desired.workspaces if any(r.text in moved for r in ws.users)}
+    groups = {g.name for g in desired.groups if any(r.text in moved for r in g.members)}
+    return replace(scope, workspaces=scope.workspaces | workspaces, groups=scope.groups | groups)
+
+
+def widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
+    """``scope`` with the managed workspaces and groups the site no longer shows under their
+    recorded ID and name: deleted (to create again) or renamed by hand (to report)."""
+    on_site = {ws.id: ws.name for ws in live.workspaces}
+    moved = [
+        name
+        for name, record in records.managed_workspaces().items()
+        if not same_name("workspace", on_site.get(record.id, ""), name)
+    ]
+    groups = {group.id: group.name for group in live.groups}
+    gone = (
+        [
+            name
+            for name, record in records.managed_groups().items()
+            if record.id is not None and not same_name("group", groups.get(record.id, ""), name)
+        ]
+        if live.groups_listed
+        else []
+    )
+    workspaces = scope.workspaces | frozenset(moved)
+    return replace(scope, workspaces=workspaces, groups=scope.groups | frozenset(gone))
 
 
 def scoped_site(desired: DesiredSite, scope: Scope) -> DesiredSite:

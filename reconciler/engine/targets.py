@@ -18,46 +18,41 @@ before it can be given access), unless an ``--exclude`` names it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from reconciler.engine.plan import PlanOptions
 from reconciler.engine.records import Records
-from reconciler.engine.scope import Scope, key
-from reconciler.errors import ReconcilerError
-from reconciler.identity import NameSet, name_matches, username_key
+from reconciler.engine.scope import FULL_PLAN_NOTICE, Scope, key, touched
+from reconciler.engine.selection import NothingTargeted, Selection, matches
+from reconciler.identity import NameSet, username_key
 from reconciler.model import DesiredSite
 
-KINDS = ("workspace", "group", "user")
+
+def select(
+    desired: DesiredSite, records: Records, options: PlanOptions
+) -> tuple[Scope | None, tuple[str, ...]]:
+    """The first step of every plan: what it reads and plans -- everything (``None``), the
+    objects ``--target``/``--exclude`` select, what changed since the last apply
+    (``--changed``), or what changed within the target -- and what to say about that."""
+    selection = Selection(options.targets, options.excludes)
+    if selection:
+        targeted = selected(desired, records, selection)
+        if not options.changed:
+            return targeted, ()
+        changed = touched(desired, records)
+        if changed is None:
+            return targeted, (TARGET_NOT_NARROWED,)
+        return narrowed(changed, targeted), ()
+    if options.changed:
+        scope = touched(desired, records)
+        return (scope, ()) if scope is not None else (None, (FULL_PLAN_NOTICE,))
+    return None, ()
 
 
-class NothingTargeted(ReconcilerError):
-    """A ``--target`` that names no object: a typo would otherwise plan nothing, silently."""
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """The ``--target`` and ``--exclude`` patterns of one plan, as given."""
-
-    targets: tuple[str, ...] = ()
-    excludes: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.targets or self.excludes)
-
-    def holds(self, kind: str, name: str) -> bool:
-        """Whether ``kind`` ``name`` is in the selection."""
-        wanted = not self.targets or any(_matches(p, kind, name) for p in self.targets)
-        return wanted and not any(_matches(p, kind, name) for p in self.excludes)
-
-    def describe(self) -> str:
-        given = [f"--target {p}" for p in self.targets] + [f"--exclude {p}" for p in self.excludes]
-        return " ".join(given)
-
-
-def _matches(pattern: str, kind: str, name: str) -> bool:
-    prefix, colon, rest = pattern.partition(":")
-    if colon and prefix in KINDS:
-        return prefix == kind and name_matches(kind, name, rest)
-    return name_matches(kind, name, pattern)
+TARGET_NOT_NARROWED = (
+    "--changed: the records hold no account of what was last applied, so everything the "
+    "target selects is planned, changed or not."
+)
 
 
 def _universe(desired: DesiredSite, records: Records) -> dict[str, set[str]]:
@@ -96,7 +91,7 @@ def selected(desired: DesiredSite, records: Records, selection: Selection) -> Sc
     """The scope of a targeted plan; ``NothingTargeted`` when a ``--target`` names nothing."""
     universe = _universe(desired, records)
     for pattern in selection.targets:
-        if not any(_matches(pattern, k, n) for k, names in universe.items() for n in names):
+        if not any(matches(pattern, k, n) for k, names in universe.items() for n in names):
             raise NothingTargeted(
                 f'--target "{pattern}" names no workspace, group or user that the manifest '
                 "declares or the tool manages.",
@@ -110,7 +105,7 @@ def selected(desired: DesiredSite, records: Records, selection: Selection) -> Sc
     }
     needed = _dependencies(desired, chosen["workspace"], chosen["group"])
     chosen["user"] |= {
-        n for n in needed if not any(_matches(p, "user", n) for p in selection.excludes)
+        n for n in needed if not any(matches(p, "user", n) for p in selection.excludes)
     }
     left_out = tuple(
         sorted(key(kind, n) for kind, names in universe.items() for n in names - chosen[kind])
@@ -138,3 +133,6 @@ def narrowed(changed: Scope, targeted: Scope) -> Scope:
         new_references=changed.new_references,
         changed_only=True,
     )
+
+
+__all__ = ["NothingTargeted", "Selection", "narrowed", "select", "selected"]

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from reconciler.findings import Finding, place
-from reconciler.manifest.source import Document, child
+from reconciler.manifest.paths import child
+from reconciler.manifest.source import Document
 from reconciler.model import Source
 
 T = TypeVar("T")

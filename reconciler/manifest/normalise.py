@@ -15,7 +15,7 @@ from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.change import values
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
-from reconciler.manifest.source import child
+from reconciler.manifest.paths import child
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,

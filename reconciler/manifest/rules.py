@@ -26,7 +26,7 @@ from reconciler.manifest.names import (
     text_problem,
     workspace_name_problem,
 )
-from reconciler.manifest.source import child
+from reconciler.manifest.paths import child
 from reconciler.manifest.users import check_users
 from reconciler.passwords import holds_password, masked
 from reconciler.spec import IMPLIED_BY, workspace_path

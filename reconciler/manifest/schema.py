@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.findings import Finding
 from reconciler.manifest.compiled_check import generated_check
-from reconciler.manifest.source import Document, child, format_path
+from reconciler.manifest.paths import child, format_path
+from reconciler.manifest.source import Document
 from reconciler.passwords import masked
 
 if TYPE_CHECKING:

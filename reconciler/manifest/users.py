@@ -17,7 +17,7 @@ from reconciler.identity import username_key
 from reconciler.kinds import user as kinds_user
 from reconciler.manifest.merge import Entry, MergedManifest
 from reconciler.manifest.names import email_problem, text_problem, username_problem
-from reconciler.manifest.source import child
+from reconciler.manifest.paths import child
 
 _UNIQUE: tuple[tuple[str, str, Callable[[str], str | None]], ...] = (
     ("username", "username", username_problem),

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from reconciler.engine.drift import CATEGORIES, DRIFT_CATEGORIES
+from reconciler.engine.drift import (
+    CATEGORIES,
+    DRIFT_CATEGORIES,
+    AccessDrift,
+    DriftItem,
+    DriftReport,
+)
 from reconciler.findings import plural
 from reconciler.render.escape import code_fence, code_span, markdown_text, visible
 from reconciler.render.formats import Format, Formats, View
@@ -34,60 +39,60 @@ STYLES = {
 ACCESS_TITLE = "Access (who can reach what on the site, against the manifest)"
 
 
-def _access(item: dict[str, Any]) -> str:
-    return f"  {item['detail']}"
+def _access(item: AccessDrift) -> str:
+    return f"  {item.detail}"
 
 
-def _entry(item: dict[str, Any]) -> str:
-    name = f'{item["kind"]} "{item["name"]}": ' if item["name"] else ""
-    return f"  {name}{item['detail']}"
+def _entry(item: DriftItem) -> str:
+    name = f'{item.kind} "{item.name}": ' if item.name else ""
+    return f"  {name}{item.detail}"
 
 
-def _verdict(report: dict[str, Any]) -> str:
-    if report["in_sync"]:
+def _verdict(report: DriftReport) -> str:
+    if report.in_sync:
         return "In sync: the site matches the manifest."
     counts = ", ".join(
-        plural(len(report[c]), "record change")
+        plural(len(report.items(c)), "record change")
         if c == "records"
-        else f"{len(report[c])} {c.replace('_', ' ')}"
+        else f"{len(report.items(c))} {c.replace('_', ' ')}"
         for c in DRIFT_CATEGORIES
-        if report[c]
+        if report.items(c)
     )
-    if "since_last" in report:  # only the new items are listed
+    if report.since_last is not None:  # only the new items are listed
         return f"Drift: {counts or 'nothing'} new; the site still differs from the manifest."
     return f"Drift: {counts}."
 
 
-def _since_last(report: dict[str, Any]) -> list[str]:
+def _since_last(report: DriftReport) -> list[str]:
     """``--since-last``: when the last report was, and what it had that is still there."""
-    since = report.get("since_last")
+    since = report.since_last
     if since is None:
         return []
-    when = f"the last report ({since['last_report']})" if since["last_report"] else "no report"
+    when = f"the last report ({since.last_report})" if since.last_report else "no report"
     return [
-        f"Since {when}: {since['new']} new, {since['still_there']} still there (not "
-        f"listed), {since['resolved']} resolved."
+        f"Since {when}: {since.new} new, {since.still_there} still there (not "
+        f"listed), {since.resolved} resolved."
     ]
 
 
-def drift_lines(report: dict[str, Any], *, show_unmanaged: bool = False) -> list[Line]:
+def drift_lines(report: DriftReport, *, show_unmanaged: bool = False) -> list[Line]:
     """The text view; unmanaged objects are counted in one line unless ``show_unmanaged``."""
-    lines = [Line(f"Site: {report['site']}", "heading"), Line("")]
+    lines = [Line(f"Site: {report.site}", "heading"), Line("")]
     for text in _since_last(report):
         lines += [Line(text, "dim"), Line("")]
-    for notice in report.get("notices", []):
+    for notice in report.notices:
         lines += [Line(f"Note: {notice}", "warning"), Line("")]
     for category in CATEGORIES:
-        items = report[category]
+        items = report.items(category)
         if not items:
             continue
         lines.append(Line(f"{TITLES[category]}:", "heading"))
         if category == "unmanaged" and not show_unmanaged:
-            lines.append(Line(f"  {unmanaged_summary(item['kind'] for item in items)}", "dim"))
+            lines.append(Line(f"  {unmanaged_summary(item.kind for item in items)}", "dim"))
         else:
             lines += [Line(_entry(item), STYLES.get(category, "dim")) for item in items]
         lines.append(Line(""))
-    access = report.get("access", [])
+    access = report.access
     if access:
         lines += [
             Line(f"{ACCESS_TITLE}:", "heading"),
@@ -99,28 +104,28 @@ def drift_lines(report: dict[str, Any], *, show_unmanaged: bool = False) -> list
 
 
 def render_drift_text(
-    report: dict[str, Any], *, color: bool = False, show_unmanaged: bool = False
+    report: DriftReport, *, color: bool = False, show_unmanaged: bool = False
 ) -> str:
     return render_lines(drift_lines(report, show_unmanaged=show_unmanaged), color=color)
 
 
-def render_drift_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=1) + "\n"
+def render_drift_json(report: DriftReport) -> str:
+    return json.dumps(report.to_data(), indent=1) + "\n"
 
 
-def render_drift_markdown(report: dict[str, Any]) -> str:
+def render_drift_markdown(report: DriftReport) -> str:
     out = [
-        f"### site-reconciler drift report for {code_span(report['site'])}",
+        f"### site-reconciler drift report for {code_span(report.site)}",
         "",
         f"**{_verdict(report)}**",
         "",
         *(f"_{markdown_text(text)}_\n" for text in _since_last(report)),
     ]
     for category in CATEGORIES:
-        items = report[category]
+        items = report.items(category)
         if items:
             out += _block(f"{TITLES[category]} ({len(items)})", [_entry(i) for i in items])
-    access = report.get("access", [])
+    access = report.access
     if access:
         out += _block(f"{ACCESS_TITLE} ({len(access)})", [_access(i) for i in access])
     return trim("\n".join(out) + "\n")
@@ -142,7 +147,7 @@ def _block(title: str, entries: list[str]) -> list[str]:
     ]
 
 
-DRIFT_FORMATS: Formats[dict[str, Any]] = Formats(
+DRIFT_FORMATS: Formats[DriftReport] = Formats(
     Format(
         "text",
         "people",
@@ -157,7 +162,5 @@ DRIFT_FORMATS: Formats[dict[str, Any]] = Formats(
 )
 
 
-def render_drift(
-    report: dict[str, Any], fmt: str, color: bool, show_unmanaged: bool = False
-) -> str:
+def render_drift(report: DriftReport, fmt: str, color: bool, show_unmanaged: bool = False) -> str:
     return DRIFT_FORMATS.render(report, fmt, View(color, show_unmanaged))

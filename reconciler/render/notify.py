@@ -15,21 +15,19 @@ LISTED = 20  # items named in the message; the rest are counted (the JSON keys h
 def notification_text(news: DriftNews) -> str:
     report = news.report
     since = f"since the last report ({news.since})" if news.since else "(first report)"
-    lines = [
-        f"*site-reconciler drift on {slack_text(str(report['site']))}*: {news.count} new {since}"
-    ]
+    lines = [f"*site-reconciler drift on {slack_text(report.site)}*: {news.count} new {since}"]
     items = [(c, item) for c in NEWS_CATEGORIES for item in news.new.get(c, [])]
     for category, item in items[:LISTED]:
-        name = f'{item["kind"]} "{item["name"]}": ' if item["name"] else ""
+        name = f'{item.kind} "{item.name}": ' if item.name else ""
         title = TITLES[category].split(" (")[0]
-        lines.append(slack_text(f"• {title}: {name}{item['detail']}"))
+        lines.append(slack_text(f"• {title}: {name}{item.detail}"))
     if len(items) > LISTED:
         lines.append(f"… and {len(items) - LISTED} more")
     if news.resolved:
         lines.append(f"{news.resolved} item(s) of the last report are gone.")
     lines.append(
         "The site is in sync with the manifest."
-        if report["in_sync"]
+        if report.in_sync
         else "The site still differs from the manifest: `reconciler drift` shows it all."
     )
     return "\n".join(lines)
@@ -39,9 +37,12 @@ def notification(news: DriftNews) -> dict[str, Any]:
     """The JSON body: ``text`` for people, the new items and counts for programs."""
     return {
         "text": notification_text(news),
-        "site": news.report["site"],
-        "in_sync": news.report["in_sync"],
+        "site": news.report.site,
+        "in_sync": news.report.in_sync,
         "last_report": news.since,
-        "new": {category: news.new.get(category, []) for category in NEWS_CATEGORIES},
+        "new": {
+            category: [item.to_data() for item in news.new.get(category, [])]
+            for category in NEWS_CATEGORIES
+        },
         "resolved": news.resolved,
     }

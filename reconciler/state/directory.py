@@ -23,15 +23,11 @@ its journal to ``journal.jsonl.migrated``).
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-import re
 import secrets
 import shutil
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from reconciler.errors import StateError
 from reconciler.state.backend import (
@@ -45,19 +41,31 @@ from reconciler.state.backend import (
     Snapshot,
     VersionInfo,
 )
+from reconciler.state.directory_files import (
+    FOLDED_JOURNAL,
+    VERSION_FILE,
+    drop_torn_tail,
+    finish_import,
+    journal_lines,
+    legacy_directory_name,
+    names_in,
+    names_site,
+    site_directory_name,
+    version_body,
+    version_file,
+    version_info,
+)
 from reconciler.state.directory_lock import SiteLock
 from reconciler.state.documents import (
     DAMAGED_HINT,
     check_site,
     dump_stored,
-    parse_json,
     parse_stored,
     utc_stamp,
 )
 from reconciler.state.files import (
     check_trusted_directory,
     file_errors,
-    fsync_directory,
     open_private,
     private_directory,
     publish_file,
@@ -68,26 +76,6 @@ from reconciler.state.files import (
 from reconciler.state.leases import check_lease_seconds
 
 PLAN_KEY_BYTES = 32
-_VERSION_FILE = re.compile(r"^(\d{10})\.json$")
-_FOLDED_JOURNAL = re.compile(r"^journal\.folded-(\d+)-[0-9a-f]+\.jsonl$")
-
-
-def site_directory_name(site: str) -> str:
-    """``acme.example.net_8443_sub-1a2b3c4d``: readable, and unique per site URL."""
-    parts = urlsplit(site)
-    label = re.sub(r"[^A-Za-z0-9.-]+", "_", parts.netloc + parts.path).strip("._")[:80]
-    return f"{label or 'site'}-{hashlib.sha256(site.encode()).hexdigest()[:8]}"
-
-
-def legacy_directory_name(site: str) -> str:
-    """The previous layout's name: the host and port only (two sites on one host shared it)."""
-    parts = urlsplit(site)
-    label = parts.netloc or parts.path or "site"
-    return re.sub(r"[^A-Za-z0-9.-]+", "_", label).strip("._") or "site"
-
-
-def _version_file(version: int) -> str:
-    return f"{version:010d}.json"
 
 
 class DirectoryRecords(RecordStore):
@@ -130,19 +118,19 @@ class DirectoryRecords(RecordStore):
         importing = self.directory / "versions.importing"
         with file_errors("read the records", self.directory):
             if not self.versions_dir.is_dir() and importing.is_dir():
-                _finish_import(importing, self.versions_dir)
+                finish_import(importing, self.versions_dir)
             try:
                 names = os.listdir(self.versions_dir)
             except FileNotFoundError:
                 return []
-        return sorted(int(m.group(1)) for m in map(_VERSION_FILE.match, names) if m)
+        return sorted(int(m.group(1)) for m in map(VERSION_FILE.match, names) if m)
 
     def _read_version(self, version: int) -> tuple[VersionInfo, dict[str, Any]]:
-        path = self.versions_dir / _version_file(version)
+        path = self.versions_dir / version_file(version)
         with file_errors("read the records", path):
             text = path.read_bytes()
         meta_line, _, data_line = text.partition(b"\n")
-        return _version_info(meta_line, path), check_site(
+        return version_info(meta_line, path), check_site(
             parse_stored(data_line, str(path)), self.site, f"at {path}"
         )
 
@@ -167,9 +155,9 @@ class DirectoryRecords(RecordStore):
         self._trusted()
         infos = []
         for version in self._version_numbers():
-            path = self.versions_dir / _version_file(version)
+            path = self.versions_dir / version_file(version)
             with file_errors("read the records", path), path.open("rb") as handle:
-                infos.append(_version_info(handle.readline(), path))
+                infos.append(version_info(handle.readline(), path))
         return infos
 
     def save(
@@ -184,7 +172,7 @@ class DirectoryRecords(RecordStore):
         self._trusted()
         check_site(data, self.site, "given to save")
         version = expected_version + 1
-        body = _version_body(
+        body = version_body(
             VersionInfo(version, utc_stamp(), info.saved_by, info.summary, info.plan), data
         )
         with self._lock.fenced(lease), file_errors("save the records", self.directory):
@@ -193,7 +181,7 @@ class DirectoryRecords(RecordStore):
             if newest != expected_version:
                 raise self._conflict(expected_version, newest)
             set_aside = self._set_journal_aside(version) if clear_journal else None
-            if not publish_file(self.versions_dir / _version_file(version), body):
+            if not publish_file(self.versions_dir / version_file(version), body):
                 if set_aside is not None:
                     os.replace(set_aside, self.journal_path)
                 raise self._conflict(expected_version, version)
@@ -230,13 +218,13 @@ class DirectoryRecords(RecordStore):
         for state in (self.legacy_state, self.legacy_state.with_name("state.json.migrated")):
             text = read_file(state)
             if text is not None:
-                return _names_site(text, self.site)
+                return names_site(text, self.site)
         return False
 
     def _retire_legacy(self, *, journal_too: bool) -> None:
         """After a save: the previous layout's records are superseded (never deleted)."""
         text = read_file(self.legacy_state)
-        if text is not None and _names_site(text, self.site):
+        if text is not None and names_site(text, self.site):
             os.replace(self.legacy_state, self.legacy_state.with_name("state.json.migrated"))
         if journal_too and self.legacy_journal.exists() and self._legacy_journal_is_ours():
             os.replace(self.legacy_journal, self.legacy_journal.with_name("journal.jsonl.migrated"))
@@ -253,7 +241,7 @@ class DirectoryRecords(RecordStore):
             private_directory(self.directory)
             fd = open_private(self.journal_path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
-                _drop_torn_tail(fd, self.journal_path)
+                drop_torn_tail(fd, self.journal_path)
                 os.write(fd, lines)
                 os.fsync(fd)
             finally:
@@ -273,7 +261,7 @@ class DirectoryRecords(RecordStore):
         """Journals set aside by saves, with the version each save was to publish."""
         return sorted(
             (int(m.group(1)), self.directory / m.group(0))
-            for m in map(_FOLDED_JOURNAL.match, _names_in(self.directory))
+            for m in map(FOLDED_JOURNAL.match, names_in(self.directory))
             if m
         )
 
@@ -289,12 +277,12 @@ class DirectoryRecords(RecordStore):
         entries: list[dict[str, Any]] = []
         with file_errors("read the journal", self.directory):
             if self.legacy_journal.exists() and self._legacy_journal_is_ours():
-                entries += _journal_lines(self.legacy_journal, strict=False)
+                entries += journal_lines(self.legacy_journal, strict=False)
             newest = (self._version_numbers() or [0])[-1]
             for version, path in self._folded_journals():
                 if version > newest:  # set aside by a save that never published
-                    entries += _journal_lines(path, strict=True)
-            entries += _journal_lines(self.journal_path, strict=True)
+                    entries += journal_lines(path, strict=True)
+            entries += journal_lines(self.journal_path, strict=True)
         return entries
 
     # -- the plan key, the lock, copies -----------------------------------------------------
@@ -335,8 +323,8 @@ class DirectoryRecords(RecordStore):
             shutil.rmtree(importing, ignore_errors=True)
             private_directory(importing)
             for info, data in versions:
-                publish_file(importing / _version_file(info.version), _version_body(info, data))
-            _finish_import(importing, self.versions_dir)
+                publish_file(importing / version_file(info.version), version_body(info, data))
+            finish_import(importing, self.versions_dir)
             replace_file(self.key_path, key)
             self._retire_legacy(journal_too=False)
 
@@ -344,81 +332,4 @@ class DirectoryRecords(RecordStore):
         """Nothing stays open between calls; a held lease keeps its own file."""
 
 
-def _finish_import(importing: Path, versions: Path) -> None:
-    """Swap a complete ``versions.importing`` in for ``versions``; the old one goes."""
-    replaced = versions.with_name("versions.replaced")
-    shutil.rmtree(replaced, ignore_errors=True)
-    if versions.exists():
-        os.replace(versions, replaced)
-    with contextlib.suppress(FileNotFoundError):  # a reader may have finished it first
-        os.replace(importing, versions)
-    fsync_directory(versions.parent)
-    shutil.rmtree(replaced, ignore_errors=True)
-
-
-def _version_body(info: VersionInfo, data: dict[str, Any]) -> bytes:
-    meta = {
-        "version": info.version,
-        "saved_at": info.saved_at,
-        "saved_by": info.saved_by,
-        "summary": info.summary,
-        "plan": info.plan,
-    }
-    return (dump_stored(meta) + "\n" + dump_stored(data) + "\n").encode()
-
-
-def _version_info(meta_line: bytes, path: Path) -> VersionInfo:
-    meta = parse_stored(meta_line, str(path))
-    try:
-        return VersionInfo(
-            version=int(meta["version"]),
-            saved_at=str(meta["saved_at"]),
-            saved_by=str(meta["saved_by"]),
-            summary=str(meta["summary"]),
-            plan=None if meta.get("plan") is None else str(meta["plan"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise StateError(f"The records at {path} are damaged ({exc}).", hint=DAMAGED_HINT) from exc
-
-
-def _names_site(text: bytes, site: str) -> bool:
-    try:
-        value = parse_json(text)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and value.get("site") == site
-
-
-def _names_in(directory: Path) -> list[str]:
-    try:
-        return os.listdir(directory)
-    except FileNotFoundError:
-        return []
-
-
-def _drop_torn_tail(fd: int, path: Path) -> None:
-    """Cut a last line that a crash left without its newline: it was never a whole entry,
-    and the next entry must not be glued to it."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    text = path.read_bytes()
-    os.truncate(fd, text.rfind(b"\n") + 1)
-
-
-def _journal_lines(path: Path, *, strict: bool) -> list[dict[str, Any]]:
-    """The entries of a journal file. A last line without its newline was cut short by a
-    crash and is skipped; any other damaged line is an error (``strict``) or, in the previous
-    layout's journals, whose writer did not trim torn lines, skipped."""
-    text = read_file(path)
-    if text is None:
-        return []
-    *complete, _torn = text.split(b"\n")
-    entries = []
-    for number, line in enumerate(complete, start=1):
-        try:
-            entries.append(parse_stored(line, f"{path} line {number}"))
-        except StateError:
-            if strict:
-                raise
-    return entries
+__all__ = ["DirectoryRecords", "site_directory_name"]

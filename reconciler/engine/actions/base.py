@@ -145,6 +145,11 @@ class WriteAction(ABC):
 
     method: ClassVar[str]
     default_phase: ClassVar[Phase]
+    late_landing_matters: ClassVar[bool] = False
+    """Whether this write landing after a read would leave the records wrong: a creation
+    would leave an object no record names (or one made twice), a deletion a record of an
+    object that is gone, whose name the next plan would then not create again. A read waits
+    for these (``pending.wait_for_landing``); memberships are simply planned again."""
 
     depends_on: tuple[str, ...] = field(default=(), compare=False)
 

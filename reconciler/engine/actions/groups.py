@@ -49,6 +49,7 @@ class GroupCreate(WriteAction):
     """Create a user group with its members in one call."""
 
     method = "user_group_add"
+    late_landing_matters = True
     default_phase = Phase.CREATE_GROUPS
 
     name: str
@@ -154,6 +155,7 @@ class GroupDelete(WriteAction):
     """Delete a user group the tool manages (prune)."""
 
     method = "user_group_delete"
+    late_landing_matters = True
     default_phase = Phase.DELETE
 
     group_id: int

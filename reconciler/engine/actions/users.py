@@ -47,6 +47,7 @@ class UserAdd(WriteAction):
     """Create one site user (a plan file writes its fields as parameters of their own)."""
 
     method = "user_add"
+    late_landing_matters = True
     default_phase = Phase.CREATE_USERS
 
     username: str
@@ -149,6 +150,7 @@ class UserDelete(WriteAction):
     """Delete a site user the tool created or adopted (``policy.prune_users``)."""
 
     method = "user_delete"
+    late_landing_matters = True
     default_phase = Phase.DELETE_USERS
 
     user_id: int

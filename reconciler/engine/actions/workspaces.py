@@ -55,6 +55,7 @@ class WorkspaceAdd(WriteAction):
     writes the settings as parameters of their own, among the users (as the API takes them)."""
 
     method = "workspace_add"
+    late_landing_matters = True
     default_phase = Phase.CREATE_WORKSPACES
 
     names: tuple[str, ...]
@@ -139,6 +140,7 @@ class WorkspaceDelete(WriteAction):
     """Delete a workspace **and every file in it**: prune, or the first half of a replacement."""
 
     method = "workspace_delete"
+    late_landing_matters = True
     default_phase = Phase.DELETE
 
     workspace_id: int

@@ -1,0 +1,87 @@
+"""Jobs on the records alone, the site unchanged: adopt what exists, forget a record, move a
+record to a new name (``state mv``). Each takes the site's lock and saves one version."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from reconciler.engine import ledger
+from reconciler.engine.bookkeeping import declared_events
+from reconciler.engine.observe import Manifest, Site, observe
+from reconciler.engine.plan import PlanOptions
+from reconciler.engine.records import Forgotten, Records, reduce
+from reconciler.engine.renames import RecordMoved
+from reconciler.errors import ReconcilerError
+from reconciler.identity import lookup
+from reconciler.state.backend import Holder, RecordStore
+
+if TYPE_CHECKING:
+    # Imported where used: the other jobs start faster without it (issue 14).
+    from reconciler.engine.adopt import Adoption
+
+
+async def adopt(manifest: Manifest, site: Site) -> Adoption:
+    """Record the declared objects that exist on the site as managed; the site is unchanged."""
+    from reconciler.engine.adopt import adoption_events
+
+    with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
+        seen = await observe(manifest.desired, site, state.records, PlanOptions())
+        adoption, events = adoption_events(seen.comparison, seen.records)
+        records = reduce(seen.records, events)
+        records = reduce(records, declared_events(manifest.desired, records))
+        if records != state.records or state.journal_pending:
+            state.save(records, f"adopted {len(adoption.adopted)} object(s)")
+    return adoption
+
+
+def forget(
+    store: RecordStore,
+    holder: Holder,
+    kind: Literal["workspace", "group", "user"],
+    name: str,
+    *,
+    wait_seconds: float = 0.0,
+) -> None:
+    """Drop the record of one object (the site is not changed)."""
+    with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
+        recorded = _recorded(state.records, kind, name, store)
+        state.save(reduce(state.records, [Forgotten(kind, recorded)]), f'forgot {kind} "{name}"')
+
+
+def _recorded(
+    records: Records, kind: Literal["workspace", "group", "user"], name: str, store: RecordStore
+) -> str:
+    """How the records spell ``name`` (names are compared as the site compares them)."""
+    found = lookup(getattr(records, f"{kind}s"), kind, name)
+    if found is None:
+        raise ReconcilerError(
+            f'No {kind} "{name}" is recorded for {store.site} in {store.location}.',
+            hint="`reconciler state show` lists what is recorded.",
+        )
+    return found[0]
+
+
+def move(
+    store: RecordStore,
+    holder: Holder,
+    kind: Literal["workspace", "group", "user"],
+    old: str,
+    new: str,
+    *,
+    wait_seconds: float = 0.0,
+) -> None:
+    """Move the record of ``old`` to ``new`` (``state mv``): the same site object under the
+    manifest's new name. One saved version, under the lock; the site is not changed."""
+    with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
+        table = getattr(state.records, f"{kind}s")
+        recorded = _recorded(state.records, kind, old, store)
+        taken = lookup(table, kind, new)
+        if taken is not None and (taken[0] != recorded or new == recorded):
+            raise ReconcilerError(
+                f'A {kind} "{taken[0]}" is recorded already (ID {taken[1].id}): a record cannot '
+                "move onto another one.",
+                hint="If that record is wrong, drop it first: "
+                f'reconciler state forget {kind} "{taken[0]}"',
+            )
+        moved = reduce(state.records, [RecordMoved(kind, recorded, new)])
+        state.save(moved, f'moved the record of {kind} "{old}" to "{new}"')
