@@ -18,7 +18,7 @@ import yaml
 from reconciler.engine import workflow
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.records import Records
-from reconciler.engine.workflow import AutoApprove, Manifest
+from reconciler.engine.workflow import AutoApprove, LoadedManifest
 from reconciler.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
 from tests.support.cli_runner import run_reconciler
 from tests.support.engine_site import EngineSite, engine_site
@@ -174,7 +174,7 @@ def test_a_write_under_way_at_ctrl_c_is_kept_pending_for_the_next_apply(tmp_path
             desired = desired_site({"workspaces": [{"name": "Ops", "users": ["alice"]}]})
             apply = asyncio.create_task(
                 workflow.apply_manifest(
-                    Manifest(desired), site.site, PlanOptions(), SlowOnceApproved(site)
+                    LoadedManifest(desired), site.site, PlanOptions(), SlowOnceApproved(site)
                 )
             )
             while not site.app.sandbox.calls["workspace_add"]:

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler import codec
-from reconciler.engine.actions import ACTION_TYPES, Target, WorkspaceAdd, action_from_data
+from reconciler.engine.actions import ACTION_TYPES, Place, WorkspaceAdd, action_from_data
 from reconciler.engine.actions.memberships import MembershipChange
+from reconciler.engine.manifest_snapshot import desired_from_data, desired_to_data
 from reconciler.engine.records import Known, Records
 from reconciler.engine.scope import NOT_DECLARED, digest_of
-from reconciler.engine.snapshot import desired_from_data, desired_to_data
 from reconciler.errors import StateError
 from reconciler.model import (
     DesiredGroup,
@@ -93,7 +93,7 @@ def action_strategy(kind: type[Any]) -> st.SearchStrategy[Any]:
         names = st.lists(st.text(min_size=1), min_size=1, max_size=3).map(tuple)
         return every_field(kind, names=names)
     if issubclass(kind, MembershipChange):
-        targets = st.lists(st.from_type(Target), min_size=1, max_size=3).map(tuple)
+        targets = st.lists(st.from_type(Place), min_size=1, max_size=3).map(tuple)
         return every_field(kind, targets=targets)
     return every_field(kind)
 

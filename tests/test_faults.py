@@ -34,7 +34,7 @@ from reconciler.engine import ledger, workflow
 from reconciler.engine.actions import ACTION_TYPES, action_from_data
 from reconciler.engine.journal import Journal
 from reconciler.engine.plan import Plan, PlanOptions
-from reconciler.engine.workflow import AutoApprove, Manifest
+from reconciler.engine.workflow import AutoApprove, LoadedManifest
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.sandbox.settings import PROFILES, SandboxSettings
 from reconciler.state.backend import Holder
@@ -427,15 +427,15 @@ def test_a_member_deleted_on_the_site_is_reported_once_and_never_jams_the_pipeli
             (dropped,) = plan.record_changes
             assert dropped.describe().startswith('group "crew"') and dropped.user_ids == (1002,)
             result = await workflow.apply_manifest(
-                Manifest(desired), site.site, PlanOptions(), AutoApprove()
+                LoadedManifest(desired), site.site, PlanOptions(), AutoApprove()
             )
             assert result.records_changed == 1
             assert 1002 not in site.records().groups["crew"].members
             again = await workflow.apply_manifest(
-                Manifest(desired), site.site, PlanOptions(), AutoApprove()
+                LoadedManifest(desired), site.site, PlanOptions(), AutoApprove()
             )
             assert again.plan.record_changes == () and again.records_changed == 0  # once
-            drift = await workflow.drift(Manifest(desired), site.site)
+            drift = await workflow.drift(LoadedManifest(desired), site.site)
             assert "1002" not in json.dumps(drift.to_data())
             gone = {"version": 1, "groups": [], "policy": {"prune": True}}
             pruned = await site.apply(load_desired(gone, tmp_path / "a.yaml"))

@@ -17,7 +17,7 @@ from pathlib import Path
 from reconciler.engine import ledger
 from reconciler.engine.actions import GroupCreate, GroupJoin, GroupLeave
 from reconciler.engine.actions.groups import listed_groups
-from reconciler.engine.actions.memberships import Target
+from reconciler.engine.actions.memberships import Place
 from reconciler.engine.journal import Journal
 from reconciler.engine.live import LiveReader
 from reconciler.engine.pending import settle, wait_for_landing
@@ -116,7 +116,7 @@ def test_an_interrupted_membership_change_is_sent_again_whichever_way_is_wanted(
             assert (await site.apply(load_desired(both, tmp_path / "a.yaml"))).complete
             crew = site.records().groups["crew"].id
             assert crew is not None
-            bob = Target(crew, "crew")
+            bob = Place(crew, "crew")
             _leave_intent(site, GroupLeave(user=1002, user_label="bob", targets=(bob,)), 20)
             await site.client.remove_from_user_group(1002, [crew])  # it landed
             assert (await site.apply(load_desired(both, tmp_path / "a.yaml"))).complete

@@ -25,13 +25,13 @@ from reconciler.access.read import SiteRead, read_site
 from reconciler.access.since import compare
 from reconciler.access.words import counted
 from reconciler.engine import ledger
-from reconciler.engine.observe import Site
+from reconciler.engine.observe import OpenSite
 from reconciler.engine.records import Records
 from reconciler.model import DesiredSite
 
 
 async def access_report(
-    site: Site,
+    site: OpenSite,
     scope: ReportScope,
     desired: DesiredSite | None = None,
     previous: tuple[AccessReport, str] | None = None,

@@ -9,7 +9,7 @@ Modules, in the order a call passes through them:
 * ``client``    -- ``SiteClient``: one typed method per API method, saying what it sends
 * ``caller``    -- the one path every call takes (slot, rate limit, deadline, retries, log)
 * ``body``      -- reading an answer within the size cap, decompressing in bounded pieces
-* ``boundary``  -- what came back (an answer or an exception) to a record or one ``SiteError``
+* ``boundary``  -- what came back (an answer or an exception) to a typed answer or one ``SiteError``
 * ``scrub``     -- signatures and credentials out of every text the site sent
 * ``xmlcodec``  -- answer bodies to Python structures (XML turned into the JSON shape)
 * ``decode``    -- pure decoders from a success payload to ``answers``

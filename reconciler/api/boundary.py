@@ -2,7 +2,7 @@
 
 Whatever one attempt of a call brings back -- an answer, or an exception raised while sending
 or receiving -- passes through :class:`Boundary`, which turns it into an :class:`Outcome`: the
-decoded record, or one ``SiteError`` with the facts the retry policy needs (HTTP status,
+typed answer, or one ``SiteError`` with the facts the retry policy needs (HTTP status,
 ``Retry-After``, whether the request may have reached the site). In the spirit of httpx's
 ``map_httpcore_exceptions``, nothing foreign leaves: no httpx exception, no ``KeyError``.
 
@@ -14,7 +14,7 @@ errors with 200)::
     {"error": {title, message}} (or XML)    a SiteRefusal, classed by a telling status
                                             (400/401/403/404/422/429, 5xx), else by the
                                             site's words
-    the method's success key                the decoder's record (or its ProtocolError)
+    the method's success key                the decoder's typed answer (or its ProtocolError)
     anything else, 429 or 5xx               RateLimited / ServerError (a proxy's own page)
     anything else                           ProtocolError
 
@@ -27,7 +27,7 @@ How an exception is read::
 and then, for a write, whatever says nothing about whether it happened becomes
 ``OutcomeUnknown`` (a gateway's 502/504, an unreadable answer), and a 5xx says the change was
 most likely not made. Every text the site sent is scrubbed of signatures and credentials
-(``reconciler.api.scrub``) before it is put in an error or a record.
+(``reconciler.api.scrub``) before it is put in an error or a typed answer.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class Boundary:
         self._scrubber = Scrubber(config.api_key, config.api_secret)
 
     def answer(self, method: ApiMethod[Any], params: Mapping[str, str], answer: Answer) -> Outcome:
-        """The outcome of an answer: the decoded record, or the error it amounts to."""
+        """The outcome of an answer: the typed answer, or the error it amounts to."""
         try:
             value = method.decoder(self._payload(method, params, answer))
         except SiteError as error:

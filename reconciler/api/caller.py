@@ -4,7 +4,7 @@ boundary, the retry policy, and one log event per request.
 ``SiteClient`` says what each API method sends; ``Caller.call`` does the rest the same way
 for all of them: take a concurrency slot and a rate-limit token, sign with a fresh
 timestamp, send, read the answer within the call's deadline and size cap, hand what came
-back to the boundary (``boundary.Boundary``: a record or one ``SiteError``), log one event,
+back to the boundary (``boundary.Boundary``: a typed answer or one ``SiteError``), log one event,
 and ask the retry policy (``retry.RetryPolicy``) whether to try again.
 
 Limits, so no site can hold a run or fill memory: a call ends within ``timeout`` seconds in
@@ -124,7 +124,7 @@ class Caller:
     async def call(
         self, method: ApiMethod[T], params: Mapping[str, str], before_send: SendGuard | None = None
     ) -> T:
-        """``method`` called with ``params``: its record, or the one error it ended in (or
+        """``method`` called with ``params``: its typed answer, or the one error it ended in (or
         what ``before_send`` raised, the write unsent)."""
         loop = asyncio.get_running_loop()
         deadline: float | None = None

@@ -2,7 +2,7 @@
 
 Fetching and parsing are apart (STYLE.md): the boundary (``reconciler.api.boundary``) finds
 the payload (or the refusal) in the bytes the client received and wraps it in a
-:class:`Payload`; everything here turns that payload into records, as plain functions that
+:class:`Payload`; everything here turns that payload into typed answers, as plain functions that
 table tests drive directly (reading one field is ``reconciler.api.payload``'s). Which decoder
 serves which method is written once, in the method table (``reconciler.api.methods``). They
 tolerate every published quirk (``site-api-notes.md``): integers as strings, ID lists as a

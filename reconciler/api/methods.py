@@ -3,7 +3,7 @@
 Each method's facts are written once, here, and read by the client's one ``_call`` path:
 which key its success answer sits under (``user_group_delete`` answers ``userGroupDeleted``,
 not the camel case of its name), whether it writes -- which is all the retry policy and the
-boundary need to know of it -- and which pure decoder turns its answer into a record. The
+boundary need to know of it -- and which pure decoder turns its answer into a typed answer. The
 parameters each method sends are built by the helpers below the table.
 """
 
@@ -18,17 +18,17 @@ from reconciler.api import answers, decode
 from reconciler.api.decode import Payload
 
 T = TypeVar("T")
-Record = TypeVar("Record", covariant=True)
+Decoded = TypeVar("Decoded", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
-class ApiMethod(Generic[Record]):
+class ApiMethod(Generic[Decoded]):
     """An API method: its name, verb, the key(s) of its success answer and its decoder."""
 
     name: str
     verb: Literal["GET", "POST"]
     keys: tuple[str, ...]
-    decoder: Callable[[Payload], Record]
+    decoder: Callable[[Payload], Decoded]
 
     @property
     def is_write(self) -> bool:

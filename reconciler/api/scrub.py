@@ -1,10 +1,10 @@
 """Keep signatures and credentials out of every text that came from the site.
 
 Why: a site (or a proxy before it) may echo the request in its answer -- in an error message,
-an HTML page, even a field of a record. On this API a POST's signature covers only the
+an HTML page, even a field of an answer. On this API a POST's signature covers only the
 method's URL, so an echoed signature authorises any write of that method at any time; printed
 in a CI log or journalled in a state directory it is as good as the secret. So every text
-from the site is scrubbed before it becomes an error, a log event or a record the engine
+from the site is scrubbed before it becomes an error, a log event or a typed answer the engine
 prints, journals or writes to a plan:
 
 * any ``signature``/``api_key``/``api_secret``/``secret``/``password`` parameter's value

@@ -15,7 +15,7 @@ from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, format_option, site_options
 from reconciler.cli.progress import TerminalProgress
-from reconciler.cli.target import locate, locate_manifest, open_site
+from reconciler.cli.site_choice import locate, locate_manifest, open_site
 from reconciler.errors import EXIT_OK, ReconcilerError
 from reconciler.render.access import ACCESS_FORMATS, render_access
 

@@ -25,7 +25,7 @@ from reconciler.cli.options import (
 from reconciler.cli.plan import warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.review import TerminalReview
-from reconciler.cli.target import locate_manifest, locate_saved_plan, open_site, read_plan
+from reconciler.cli.site_choice import locate_manifest, locate_saved_plan, open_site, read_plan
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
 from reconciler.engine.plan_key import required_secret

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import click
 
-from reconciler.engine.workflow import Manifest
+from reconciler.engine.workflow import LoadedManifest
 from reconciler.errors import ManifestError
 from reconciler.findings import render_text, tally
 from reconciler.manifest import collector_paused, load_manifest
 
 
-def load_desired(paths: tuple[str, ...]) -> Manifest:
+def load_desired(paths: tuple[str, ...]) -> LoadedManifest:
     """The desired site and a digest of the manifest files it was read from.
 
     The manifest lives until the command exits, so its objects are frozen out of the garbage
@@ -34,4 +34,4 @@ def load_desired(paths: tuple[str, ...]) -> Manifest:
     digest = hashlib.sha256()
     for name in result.desired.files:
         digest.update(name.encode() + b"\0" + Path(name).read_bytes())
-    return Manifest(result.desired, digest.hexdigest())
+    return LoadedManifest(result.desired, digest.hexdigest())

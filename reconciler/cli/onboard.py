@@ -13,7 +13,7 @@ from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, locking_site_options
 from reconciler.cli.progress import TerminalProgress
-from reconciler.cli.target import locate, locate_manifest, open_site
+from reconciler.cli.site_choice import locate, locate_manifest, open_site
 from reconciler.engine import workflow
 from reconciler.engine.export import Export
 from reconciler.errors import EXIT_OK, ReconcilerError

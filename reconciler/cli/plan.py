@@ -24,7 +24,7 @@ from reconciler.cli.options import (
     target_options,
 )
 from reconciler.cli.progress import TerminalProgress
-from reconciler.cli.target import locate_manifest, open_site
+from reconciler.cli.site_choice import locate_manifest, open_site
 from reconciler.engine import workflow
 from reconciler.engine.drift import DriftReport
 from reconciler.engine.drift_news import DriftNews, report_drift

@@ -142,7 +142,7 @@ def serve(
     profile: str,
     **switches: Any,
 ) -> None:
-    from reconciler.cli.target import default_seed
+    from reconciler.cli.site_choice import default_seed
     from reconciler.sandbox.seed import load_seed_file
     from reconciler.sandbox.server import serve as serve_sandbox
 
@@ -205,7 +205,7 @@ def reset(paths: tuple[str, ...], site_opts: SiteOptions) -> int:
     from dataclasses import replace
 
     from reconciler.cli.manifest_input import load_desired
-    from reconciler.cli.target import SANDBOX_URL, locate
+    from reconciler.cli.site_choice import SANDBOX_URL, locate
     from reconciler.state.directory import site_directory_name
 
     desired = load_desired(paths).desired if paths else None

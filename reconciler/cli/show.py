@@ -23,7 +23,7 @@ from reconciler.cli.options import (
     records_options,
     show_unmanaged_option,
 )
-from reconciler.cli.target import locate_saved_plan, read_plan, records_at
+from reconciler.cli.site_choice import locate_saved_plan, read_plan, records_at
 from reconciler.engine import workflow
 from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_OK

@@ -20,7 +20,7 @@ from reconciler.cli.options import (
     locking_records_options,
     records_options,
 )
-from reconciler.cli.target import Target, locate, locate_manifest, records_at
+from reconciler.cli.site_choice import SiteChoice, locate, locate_manifest, records_at
 from reconciler.engine import ledger, workflow
 from reconciler.engine.records import Records
 from reconciler.engine.records_diff import versions_changes
@@ -77,7 +77,7 @@ MIGRATE_EPILOG = epilog(
 )
 
 
-def _target(opts: SiteOptions, paths: tuple[str, ...]) -> Target:
+def _target(opts: SiteOptions, paths: tuple[str, ...]) -> SiteChoice:
     """The site and records a state command means: as plan would, for the same manifest."""
     if not paths:
         return locate(opts)

@@ -15,7 +15,8 @@ from typing import Protocol
 from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events, reconciled_event
 from reconciler.engine.executor import ApplyReport, Executor, Outcome
-from reconciler.engine.observe import Manifest, Observation, Site, observe, plan_from
+from reconciler.engine.manifest_snapshot import desired_from_data, policy_to_data
+from reconciler.engine.observe import LoadedManifest, Observation, OpenSite, observe, plan_from
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_file import PlanFile
 from reconciler.engine.policy import recorded_policy, strictest
@@ -30,7 +31,6 @@ from reconciler.engine.records import (
 )
 from reconciler.engine.safety import RunCheck
 from reconciler.engine.saved import refuse_applied_again, still_needed, trusted_plan
-from reconciler.engine.snapshot import desired_from_data, policy_to_data
 from reconciler.errors import RefusedForSafety, StateError
 from reconciler.model import DesiredSite, Policy
 from reconciler.state.backend import LockLost
@@ -68,8 +68,8 @@ class ApplyResult:
 
 
 async def apply_manifest(
-    manifest: Manifest,
-    site: Site,
+    manifest: LoadedManifest,
+    site: OpenSite,
     options: PlanOptions,
     review: Review,
     on_progress: Callable[[Outcome], None] = lambda outcome: None,
@@ -93,12 +93,12 @@ async def apply_manifest(
 
 async def apply_saved(
     plan_file: PlanFile,
-    site: Site,
+    site: OpenSite,
     overrides: PlanOptions,
     review: Review,
     on_progress: Callable[[Outcome], None] = lambda outcome: None,
     *,
-    job_manifest: Manifest | None = None,
+    job_manifest: LoadedManifest | None = None,
 ) -> ApplyResult:
     """Apply a saved plan, once, and only the actions the site still needs exactly as saved.
 
@@ -121,7 +121,7 @@ async def apply_saved(
     )
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)
-        manifest = Manifest(desired, saved.context.manifest_digest)
+        manifest = LoadedManifest(desired, saved.context.manifest_digest)
         if saved.checksum in state.records.applied_plans:
             refuse_applied_again(saved, state.records, job_manifest_files(job_manifest))
         seen = await observe(desired, site, state.records, options)
@@ -147,12 +147,12 @@ async def apply_saved(
     return ApplyResult(plan, report, learnt, len(plan.changed_records))
 
 
-def job_manifest_files(job_manifest: Manifest | None) -> tuple[str, ...] | None:
+def job_manifest_files(job_manifest: LoadedManifest | None) -> tuple[str, ...] | None:
     return job_manifest.desired.files if job_manifest else None
 
 
 def _under_strictest_policy(
-    desired: DesiredSite, job_manifest: Manifest | None, records: Records, site: Site
+    desired: DesiredSite, job_manifest: LoadedManifest | None, records: Records, site: OpenSite
 ) -> tuple[DesiredSite, str]:
     """``desired`` under the strictest of its own policy and the one the pipeline vouches for:
     the manifest the apply job was given (the merged repository: a relaxation made there is
@@ -183,7 +183,7 @@ async def _execute(
     plan: Plan,
     checksum: str,
     desired: DesiredSite,
-    site: Site,
+    site: OpenSite,
     state: ledger.LockedRecords,
     seen: Observation,
     on_progress: Callable[[Outcome], None],

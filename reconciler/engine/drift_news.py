@@ -36,7 +36,7 @@ from reconciler.engine.drift import (
 )
 from reconciler.engine.plan import PlanOptions
 from reconciler.engine.records import DriftReported, DriftSeen, reduce
-from reconciler.engine.workflow import Manifest, Site, make_plan
+from reconciler.engine.workflow import LoadedManifest, OpenSite, make_plan
 from reconciler.identity import KEYS, name_key
 from reconciler.state.backend import LockHeld
 
@@ -129,7 +129,7 @@ def drift_news(report: DriftReport, last: DriftSeen | None) -> DriftNews:
 
 
 async def report_drift(
-    manifest: Manifest, site: Site, deliver: Callable[[DriftNews], Awaitable[None]]
+    manifest: LoadedManifest, site: OpenSite, deliver: Callable[[DriftNews], Awaitable[None]]
 ) -> tuple[DriftNews, str | None]:
     """Drift, and what is new in it since the last report the records keep; ``deliver``
     shows or sends it. Only once it has returned does this report become the last one: a

@@ -32,7 +32,7 @@ from reconciler.api.errors import NotFound, OutcomeUnknown, SiteError
 from reconciler.engine.actions import (
     PHASES,
     Done,
-    Known,
+    KnownIds,
     Pending,
     Result,
     Unbound,
@@ -283,8 +283,8 @@ class Executor:
         (``--timeout``) from now. A read before then cannot prove it did not happen."""
         return time.time() + self.client.config.timeout
 
-    def _known(self) -> Known:
-        return Known(self.before_ids, self.recorded_ids, dict(self.new_ids), self.groups_before)
+    def _known(self) -> KnownIds:
+        return KnownIds(self.before_ids, self.recorded_ids, dict(self.new_ids), self.groups_before)
 
     async def _after_unknown(
         self, action: WriteAction, attempt: int, why: str = "", *, late: bool = False

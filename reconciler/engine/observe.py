@@ -15,6 +15,7 @@ from reconciler import __version__
 from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.live import LiveReader, Progress
+from reconciler.engine.manifest_snapshot import desired_to_data
 from reconciler.engine.pending import settled_read, wait_for_landing
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
 from reconciler.engine.plan_key import PlanSecret
@@ -36,7 +37,6 @@ from reconciler.engine.scope import (
     widened,
     with_moved_references,
 )
-from reconciler.engine.snapshot import desired_to_data
 from reconciler.engine.targets import select
 from reconciler.engine.users import Resolution, UserDirectory, resolve_references, unverified
 from reconciler.errors import ManifestError
@@ -61,7 +61,7 @@ class UnknownUsers(ManifestError):
 
 
 @dataclass(frozen=True, slots=True)
-class Site:
+class OpenSite:
     """An open site: the client to reach it, its records, and who is acting."""
 
     client: SiteClient
@@ -73,7 +73,7 @@ class Site:
 
 
 @dataclass(frozen=True, slots=True)
-class Manifest:
+class LoadedManifest:
     """A loaded manifest and the digest of the files it was read from."""
 
     desired: DesiredSite
@@ -118,7 +118,7 @@ class Observation:
 
 
 async def observe(
-    desired: DesiredSite, site: Site, records: Records, options: PlanOptions
+    desired: DesiredSite, site: OpenSite, records: Records, options: PlanOptions
 ) -> Observation:
     """Select, read and compare, in that order: the whole site, or (``options.changed``) the
     touched set only, or (``--target``/``--exclude``) the selected objects only. Creations an
@@ -134,7 +134,7 @@ async def observe(
     return _with_notices(seen, *notices, *([waited] if waited else []))
 
 
-async def _read_full(desired: DesiredSite, site: Site, records: Records) -> LiveSite:
+async def _read_full(desired: DesiredSite, site: OpenSite, records: Records) -> LiveSite:
     def fallback(users: tuple[LiveUser, ...]) -> set[int]:
         ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
         return ids | {m for ws in records.workspaces.values() for m in ws.members}
@@ -201,7 +201,7 @@ go out concurrently (a round trip per eight), the user list one page after anoth
 
 
 async def _read_scoped(
-    desired: DesiredSite, site: Site, records: Records, scope: Scope
+    desired: DesiredSite, site: OpenSite, records: Records, scope: Scope
 ) -> tuple[LiveSite, Scope]:
     """Read the touched set, widen it by what the site shows changed behind the tool's back
     (managed workspaces and groups deleted or renamed by hand), read what the widening
@@ -251,7 +251,7 @@ def _with_notices(seen: Observation, *notices: str) -> Observation:
     return replace(seen, notices=(*seen.notices, *notices))
 
 
-def _context(manifest: Manifest, site: Site, scope: Scope | None) -> PlanContext:
+def _context(manifest: LoadedManifest, site: OpenSite, scope: Scope | None) -> PlanContext:
     return PlanContext(
         site=site.store.site,
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -265,7 +265,7 @@ def _context(manifest: Manifest, site: Site, scope: Scope | None) -> PlanContext
     )
 
 
-def _no_records_notice(seen: Observation, site: Site) -> list[str]:
+def _no_records_notice(seen: Observation, site: OpenSite) -> list[str]:
     """Without records, removals, prunes and group members cannot be judged: say so first."""
     present = any(d.status == "present" for d in seen.comparison.workspaces) or any(
         d.status == "present" for d in seen.comparison.groups
@@ -282,8 +282,8 @@ def _no_records_notice(seen: Observation, site: Site) -> list[str]:
 
 
 def plan_from(
-    manifest: Manifest,
-    site: Site,
+    manifest: LoadedManifest,
+    site: OpenSite,
     seen: Observation,
     options: PlanOptions,
     warnings: tuple[str, ...] = (),

@@ -23,7 +23,7 @@ from reconciler.engine.actions import (
     GroupJoin,
     GroupLeave,
     MembershipChange,
-    Target,
+    Place,
     UserAdd,
     UserDelete,
     UserKey,
@@ -129,8 +129,8 @@ class PlanSteps:
     # --- groups ---------------------------------------------------------------------------
 
     def groups(self, diffs: Iterable[GroupDiff]) -> None:
-        joins: dict[UserKey, list[Target]] = defaultdict(list)
-        leaves: dict[UserKey, list[Target]] = defaultdict(list)
+        joins: dict[UserKey, list[Place]] = defaultdict(list)
+        leaves: dict[UserKey, list[Place]] = defaultdict(list)
         for diff in diffs:
             if diff.status == "missing":
                 self._create_group(diff)
@@ -146,9 +146,9 @@ class PlanSteps:
                 self._renamed("group", diff.name, diff.id, diff.live_name)
             elif diff.status == "present" and diff.id is not None:
                 for user in diff.members_to_add:
-                    joins[user].append(Target(diff.id, diff.name))
+                    joins[user].append(Place(diff.id, diff.name))
                 for user in diff.members_to_remove:
-                    leaves[user].append(Target(diff.id, diff.name))
+                    leaves[user].append(Place(diff.id, diff.name))
                 self._group_update(diff)
         self._memberships(GroupJoin, joins)
         self._memberships(GroupLeave, leaves)
@@ -187,7 +187,7 @@ class PlanSteps:
         )
 
     def _memberships(
-        self, kind: type[MembershipChange], by_user: dict[UserKey, list[Target]]
+        self, kind: type[MembershipChange], by_user: dict[UserKey, list[Place]]
     ) -> None:
         """One call per user, carrying every group or workspace that user joins or leaves."""
         for user in sorted(by_user, key=user_order):
@@ -198,8 +198,8 @@ class PlanSteps:
 
     def workspaces(self, diffs: Iterable[WorkspaceDiff]) -> None:
         creations: dict[_Creation, list[str]] = defaultdict(list)
-        joins: dict[UserKey, list[Target]] = defaultdict(list)
-        leaves: dict[UserKey, list[Target]] = defaultdict(list)
+        joins: dict[UserKey, list[Place]] = defaultdict(list)
+        leaves: dict[UserKey, list[Place]] = defaultdict(list)
         for diff in diffs:
             if diff.status == "missing" and diff.desired is not None:
                 creations[_settings_key(diff.desired, diff.desired_users)].append(diff.name)
@@ -218,9 +218,9 @@ class PlanSteps:
                 if diff.replacement and self._replacement(diff):
                     continue  # re-created with the wanted members
                 for user in diff.users_to_add:
-                    joins[user].append(Target(diff.live.id, diff.name))
+                    joins[user].append(Place(diff.live.id, diff.name))
                 for user in diff.users_to_remove:
-                    leaves[user].append(Target(diff.live.id, diff.name))
+                    leaves[user].append(Place(diff.live.id, diff.name))
                 self._workspace_update(diff)
         for key, names in creations.items():
             for start in range(0, len(names), MAX_NAMES_PER_WORKSPACE_ADD):

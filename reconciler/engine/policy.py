@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from reconciler.engine.snapshot import policy_from_data
+from reconciler.engine.manifest_snapshot import policy_from_data
 from reconciler.errors import StateError
 from reconciler.model import Policy
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Literal
 
 from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events
-from reconciler.engine.observe import Manifest, Site, observe
+from reconciler.engine.observe import LoadedManifest, OpenSite, observe
 from reconciler.engine.plan import PlanOptions
 from reconciler.engine.records import Forgotten, Records, reduce
 from reconciler.engine.renames import RecordMoved
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from reconciler.engine.adopt import Adoption
 
 
-async def adopt(manifest: Manifest, site: Site) -> Adoption:
+async def adopt(manifest: LoadedManifest, site: OpenSite) -> Adoption:
     """Record the declared objects that exist on the site as managed; the site is unchanged."""
     from reconciler.engine.adopt import adoption_events
 

@@ -23,9 +23,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from reconciler.engine.actions import GroupCreate, WriteAction
+from reconciler.engine.manifest_snapshot import desired_from_data
 from reconciler.engine.plan import PlanContext, PlanOptions
 from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Records
-from reconciler.engine.snapshot import desired_from_data
 from reconciler.identity import NameSet, NameTable, name_key, name_matches, same_name
 from reconciler.model import DesiredSite, LiveUser, Policy
 

@@ -25,7 +25,7 @@ from reconciler.engine.applying import (
 )
 from reconciler.engine.drift import DriftReport, drift_report
 from reconciler.engine.live import LiveReader
-from reconciler.engine.observe import Manifest, Site, UnknownUsers, observe, plan_from
+from reconciler.engine.observe import LoadedManifest, OpenSite, UnknownUsers, observe, plan_from
 from reconciler.engine.pending import settle
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_file import PlanFile, seal
@@ -44,7 +44,7 @@ log = structlog.get_logger("reconciler.engine")
 # --- reading --------------------------------------------------------------------------------
 
 
-async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Plan:
+async def make_plan(manifest: LoadedManifest, site: OpenSite, options: PlanOptions) -> Plan:
     """Read the site and plan the changes that make it match the manifest; nothing is saved.
 
     Logs ``plan_timings`` (info): where a plan's time goes -- waiting for the site versus the
@@ -68,7 +68,9 @@ async def make_plan(manifest: Manifest, site: Site, options: PlanOptions) -> Pla
     return plan
 
 
-async def drift(manifest: Manifest, site: Site, options: PlanOptions | None = None) -> DriftReport:
+async def drift(
+    manifest: LoadedManifest, site: OpenSite, options: PlanOptions | None = None
+) -> DriftReport:
     """What differs between the site and the manifest, by category: a full read, unless
     ``options`` target some objects (``--target``/``--exclude``)."""
     return drift_report(await make_plan(manifest, site, options or PlanOptions()))
@@ -80,14 +82,14 @@ def show_saved(plan_file: PlanFile, store: RecordStore, secret: PlanSecret | Non
     return trusted_plan(plan_file, store, secret)
 
 
-def save_plan(plan: Plan, site: Site) -> str:
+def save_plan(plan: Plan, site: OpenSite) -> str:
     """The sealed plan file's text: only these records' holders can make one apply accepts."""
     key = sealing_key(site.store, site.plan_secret, create=True)
     assert key is not None  # created on first use
     return seal(plan, key)
 
 
-async def export(site: Site, *, users: bool = False) -> Export:
+async def export(site: OpenSite, *, users: bool = False) -> Export:
     """A manifest of the live site, with the records' facts where the site cannot tell."""
     from reconciler.engine.export import export_site
 
@@ -100,9 +102,9 @@ async def export(site: Site, *, users: bool = False) -> Export:
 __all__ = [
     "ApplyResult",
     "AutoApprove",
-    "Manifest",
+    "LoadedManifest",
+    "OpenSite",
     "Review",
-    "Site",
     "UnknownUsers",
     "adopt",
     "apply_manifest",

@@ -25,7 +25,7 @@ from reconciler.engine.executor import ApplyReport, Executor
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.records import Records
 from reconciler.engine.safety import RunCheck
-from reconciler.engine.workflow import AutoApprove, Manifest, Site
+from reconciler.engine.workflow import AutoApprove, LoadedManifest, OpenSite
 from reconciler.model import DesiredSite
 from reconciler.sandbox.app import SandboxApp, create_app
 from reconciler.sandbox.control import dump_state
@@ -141,8 +141,8 @@ class EngineSite:
     tap: FaultTap
 
     @property
-    def site(self) -> Site:
-        return Site(self.client, self.store, Holder.current("apply (test)"))
+    def site(self) -> OpenSite:
+        return OpenSite(self.client, self.store, Holder.current("apply (test)"))
 
     def dump(self) -> dict[str, Any]:
         """The whole site as the sandbox holds it (group members and settings included)."""
@@ -155,18 +155,20 @@ class EngineSite:
         self.app.sandbox.update_settings(settings)
 
     async def plan(self, desired: DesiredSite, options: PlanOptions | None = None) -> Plan:
-        return await workflow.make_plan(Manifest(desired), self.site, options or PlanOptions())
+        return await workflow.make_plan(
+            LoadedManifest(desired), self.site, options or PlanOptions()
+        )
 
     async def apply(self, desired: DesiredSite, options: PlanOptions | None = None) -> ApplyOutcome:
         """``reconciler apply MANIFEST --auto-approve``; ``RefusedForSafety`` when a guard trips."""
         result = await workflow.apply_manifest(
-            Manifest(desired), self.site, options or PlanOptions(), AutoApprove()
+            LoadedManifest(desired), self.site, options or PlanOptions(), AutoApprove()
         )
         return ApplyOutcome(result.plan, result.report)
 
     async def adopt(self, desired: DesiredSite) -> None:
         """``reconciler adopt MANIFEST``: record the declared objects the site already has."""
-        await workflow.adopt(Manifest(desired), self.site)
+        await workflow.adopt(LoadedManifest(desired), self.site)
 
     async def execute(self, plan: Plan, desired: DesiredSite) -> ApplyReport:
         """Carry out ``plan`` as it stands, with no staleness check: what happens when the site

@@ -117,7 +117,7 @@ class Settlement:
 
 
 @dataclass(frozen=True, slots=True)
-class Known:
+class KnownIds:
     """The user IDs known before this apply wrote anything, and those it has been given since:
     an answer naming one of them as a *new* user is not believed (see ``WriteAction.doubt``).
     The group IDs known before: none of them can be a group this apply creates
@@ -221,7 +221,7 @@ class WriteAction(ABC):
         """This action with every ``AfterApply`` user replaced by the ID the site gave it."""
         return self
 
-    def as_sent(self, known: Known) -> Self:
+    def as_sent(self, known: KnownIds) -> Self:
         """This action as it is sent and journaled, with what settling it later will need to
         know of the site before it was sent (most kinds need nothing)."""
         return self
@@ -243,7 +243,7 @@ class WriteAction(ABC):
         """
         return [], []
 
-    def doubt(self, result: Result, known: Known) -> str | None:
+    def doubt(self, result: Result, known: KnownIds) -> str | None:
         """Why the site's answer cannot be believed (the write's outcome is then unknown and
         settled by reading the site), or None. Most answers carry nothing to doubt."""
         return None

@@ -23,7 +23,7 @@ from reconciler.engine.actions.base import (
     NO_RESULT,
     Deletion,
     Done,
-    Known,
+    KnownIds,
     Phase,
     Result,
     Settlement,
@@ -63,7 +63,7 @@ class GroupCreate(WriteAction):
     def summary(self) -> str:
         return f'create user group "{self.name}" with {len(self.members)} member(s)'
 
-    def as_sent(self, known: Known) -> Self:
+    def as_sent(self, known: KnownIds) -> Self:
         return replace(self, groups_before=known.group_ids)
 
     def _made(self, groups: Iterable[tuple[int, str]]) -> list[int]:

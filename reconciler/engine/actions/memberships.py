@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class Place:
     """A workspace or group a membership change names: its ID, and its name for the records."""
 
     id: int
@@ -46,7 +46,7 @@ class MembershipChange(WriteAction):
 
     user: UserKey
     user_label: str  # how reports name the user (the username, or #ID)
-    targets: tuple[Target, ...]
+    targets: tuple[Place, ...]
 
     @property
     def key(self) -> str:
@@ -74,7 +74,7 @@ class MembershipChange(WriteAction):
         (user,) = bind_users((self.user,), new_ids)
         return replace(self, user=user)
 
-    def with_targets(self, targets: Iterable[Target]) -> Self | None:
+    def with_targets(self, targets: Iterable[Place]) -> Self | None:
         chosen = tuple(targets)
         return replace(self, targets=chosen) if chosen else None
 
@@ -98,7 +98,7 @@ class MembershipChange(WriteAction):
         for target in self.targets:
             self._fold_one(tables, target)
 
-    def _fold_one(self, tables: Tables, target: Target) -> None:
+    def _fold_one(self, tables: Tables, target: Place) -> None:
         raise NotImplementedError
 
 
@@ -108,8 +108,8 @@ class _WorkspaceMembership(MembershipChange):
 
     async def settle(self, client: SiteClient) -> Settlement:
         """Read each workspace's members: done where the user is (or is not) there now."""
-        done: list[Target] = []
-        todo: list[Target] = []
+        done: list[Place] = []
+        todo: list[Place] = []
         for target in self.targets:
             try:
                 info = await client.workspace_info(target.id)
@@ -120,7 +120,7 @@ class _WorkspaceMembership(MembershipChange):
             (done if member == self.adds else todo).append(target)
         return Settlement(applied=self.with_targets(done), remaining=self.with_targets(todo))
 
-    def _fold_one(self, tables: Tables, target: Target) -> None:
+    def _fold_one(self, tables: Tables, target: Place) -> None:
         record = tables.workspaces.get(target.name)
         if record is None or record.id != target.id:
             record = RecordedWorkspace(id=target.id)
@@ -132,7 +132,7 @@ class _GroupMembership(MembershipChange):
     __slots__ = ()
     kind = "group"
 
-    def _fold_one(self, tables: Tables, target: Target) -> None:
+    def _fold_one(self, tables: Tables, target: Place) -> None:
         record = tables.groups.get(target.name)
         if record is None or record.id != target.id:
             record = RecordedGroup(id=target.id)

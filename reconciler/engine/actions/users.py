@@ -21,7 +21,7 @@ from reconciler.engine.actions.base import (
     NO_RESULT,
     Deletion,
     Done,
-    Known,
+    KnownIds,
     Phase,
     Result,
     Settlement,
@@ -89,7 +89,7 @@ class UserAdd(WriteAction):
         learnt = f'user "{self.username}" was created by an interrupted apply'
         return [learnt], [Done(self, Result((found[0],)))]
 
-    def doubt(self, result: Result, known: Known) -> str | None:
+    def doubt(self, result: Result, known: KnownIds) -> str | None:
         """An ID that is not a plausible site ID, that someone had before this write, or that
         the records hold under another name is not this new user's: believing it would
         record two names on one ID and join someone else wherever the new user belongs."""

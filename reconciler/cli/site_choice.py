@@ -36,7 +36,7 @@ from reconciler.cli.options import SiteOptions
 from reconciler.engine.live import Progress
 from reconciler.engine.plan_file import PlanFile, read_plan_file
 from reconciler.engine.plan_key import PlanSecret
-from reconciler.engine.workflow import Site
+from reconciler.engine.workflow import OpenSite
 from reconciler.environment import SITE_URL
 from reconciler.errors import ConfigError, ReconcilerError, RefusedForSafety
 from reconciler.logs import configure_logging
@@ -53,7 +53,7 @@ STATE_VARIABLE = environment.STATE.name
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class SiteChoice:
     """Where a command works, before anything is opened."""
 
     site_url: str | None  # None: a real site whose URL the credentials step settles
@@ -83,7 +83,7 @@ def locate(
     manifest_site_url: str | None = None,
     manifest_state: str | None = None,
     plan: PlanFile | None = None,
-) -> Target:
+) -> SiteChoice:
     """The site and the records a command means, by the precedence in the module doc."""
     home = manifest_home(manifest_paths)
     cwd = Path.cwd()
@@ -101,10 +101,10 @@ def locate(
     if opts.sandbox:
         if opts.site:
             raise ConfigError("Give either --site or --sandbox, not both.")
-        return Target(SANDBOX_URL, state, home)
+        return SiteChoice(SANDBOX_URL, state, home)
     declared = plan.site if plan else manifest_site_url
     given = opts.site or environment.read(os.environ, SITE_URL) or declared
-    return Target(check_site_url(given) if given else None, state, home, declared)
+    return SiteChoice(check_site_url(given) if given else None, state, home, declared)
 
 
 def check_records_chosen(opts: SiteOptions, manifest_state: str | None) -> None:
@@ -156,7 +156,7 @@ def _same_location(a: str, b: str) -> bool:
 
 def locate_saved_plan(
     opts: SiteOptions, saved: PlanFile, paths: tuple[str, ...], desired: DesiredSite | None
-) -> Target:
+) -> SiteChoice:
     """The site and records for a saved plan (and the manifest it came from, if given): found
     as for any command, never from the plan file, which is refused (exit 3) if it was made
     against other records. Shared by ``apply PLAN.json`` and ``show``."""
@@ -171,12 +171,12 @@ def locate_saved_plan(
     return target
 
 
-def locate_manifest(opts: SiteOptions, paths: tuple[str, ...], desired: DesiredSite) -> Target:
+def locate_manifest(opts: SiteOptions, paths: tuple[str, ...], desired: DesiredSite) -> SiteChoice:
     """The site and records for a manifest: what it declares, unless options say otherwise."""
     return locate(opts, paths, manifest_site_url=desired.site_url, manifest_state=desired.state)
 
 
-def records_at(opts: SiteOptions, target: Target) -> RecordStore:
+def records_at(opts: SiteOptions, target: SiteChoice) -> RecordStore:
     """The records of the target's site; only for commands that need no connection."""
     if target.site_url is None:
         raise ConfigError("Which site? Give --site URL (or RECONCILER_SITE_URL), or --sandbox.")
@@ -237,11 +237,11 @@ def _seed_admin(seed: dict[str, Any], path: Path) -> dict[str, Any]:
 @asynccontextmanager
 async def open_site(
     opts: SiteOptions,
-    target: Target,
+    target: SiteChoice,
     progress: Progress | None = None,
     *,
     command: str,
-) -> AsyncIterator[Site]:
+) -> AsyncIterator[OpenSite]:
     """The site to work on, with its client and records open for the duration of the block."""
     configure_logging(opts.log_format, opts.verbose)  # type: ignore[arg-type]
     transport: httpx.AsyncBaseTransport | None = None
@@ -266,4 +266,4 @@ async def open_site(
     holder = Holder.current(command)
     with records as store:
         async with SiteClient(config, transport=transport) as client:
-            yield Site(client, store, holder, progress, opts.lock_timeout, secret)
+            yield OpenSite(client, store, holder, progress, opts.lock_timeout, secret)
