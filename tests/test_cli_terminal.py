@@ -111,8 +111,11 @@ def test_the_prompt_follows_a_cleared_bar_and_keeps_what_is_typed(tmp_path: Path
 @pytest.mark.e2e
 def test_ctrl_c_during_apply_says_what_was_done_and_how_to_finish(tmp_path: Path) -> None:
     write_site(tmp_path, latency_ms=150)
-    terminal = Terminal("apply", "site.yaml", *SANDBOX, "--auto-approve", cwd=tmp_path)
-    # early, with 18 writes (2.7 s) to go: a loaded machine cannot finish them before the key lands
+    # one write at a time, pressed early: 18 writes (2.7 s) to go, which a loaded machine cannot
+    # finish before the key lands
+    terminal = Terminal(
+        "apply", "site.yaml", *SANDBOX, "--concurrency", "1", "--auto-approve", cwd=tmp_path
+    )
     terminal.expect(r"Applying changes[^\d\n]*[3-7]/25", timeout=60)
     terminal.type("\x03")  # Ctrl-C, as a person presses it: SIGINT from the terminal
     assert terminal.wait() == EXIT_INTERRUPTED
