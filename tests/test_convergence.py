@@ -14,7 +14,7 @@ turn through the real engine, in-process. After each apply:
 * no name was multiplied, and every declared object holds exactly the wanted members.
 
 The default run is sized for CI and derandomized (the same examples every run); the soak
-variant explores twenty times as many at random: ``pytest -m soak tests/test_convergence.py``.
+variant explores forty times as many at random: ``pytest -m soak tests/test_convergence.py``.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ PROFILES: dict[str, SandboxSettings] = {
 }
 """Profiles under which the site shows everything the engine needs to observe (groups aside)."""
 
-CI_EXAMPLES = 100
+CI_EXAMPLES = 50
 SOAK_EXAMPLES = 2000
 TALLY: Counter[str] = Counter()  # this module's figures, reported through tests.support.figures
 

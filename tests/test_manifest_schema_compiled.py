@@ -222,7 +222,7 @@ def _changed(document: Any, path: tuple[Any, ...], change: str, odd: Any) -> Any
 
 
 GENERATED = settings(
-    max_examples=300,
+    max_examples=150,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

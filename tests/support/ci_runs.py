@@ -7,9 +7,9 @@ this module gives each job the runner a hosted one would:
   ``actions/checkout``, GitLab's clone);
 * a Python with pip and without the tool (``actions/setup-python``, GitLab's
   ``python:3.12-slim`` image): a new virtual environment for every job. Its site-packages
-  reaches, read-only, the tool's *dependencies* and pip, installed once per test session from
-  the configured index (the runner's warm cache: a job's install takes under a second instead
-  of ten). The tool itself is not there: the job's own install step installs it, as shipped,
+  reaches, read-only, the tool's *dependencies* and pip: those this test session runs on, as
+  the set-up command installed them from the configured index, linked once per session (the
+  runner's warm cache: a job's install takes under a second instead of ten). The tool itself is not there: the job's own install step installs it, as shipped,
   from ``RECONCILER_INSTALL``, which the tests point at a directory holding the wheel of this
   checkout, built once per session (``pip wheel --no-deps``);
 * an environment of its own: ``PATH`` (that Python first), ``HOME``, the locale, ``CI=true``,
@@ -28,6 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -84,9 +85,20 @@ def _build(build: ToolBuild, source: Path) -> None:
             shutil.copy(origin, source / name)
     pip = [sys.executable, "-m", "pip", "--quiet"]
     _check([*pip, "wheel", "--no-deps", "--wheel-dir", str(build.wheels), str(source)])
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    _check([*pip, "install", "--target", str(build.packages), "pip", *project["dependencies"]])
+    _link_installed_packages(build.packages)
     shutil.rmtree(source)
+
+
+def _link_installed_packages(packages: Path) -> None:
+    """The runners' warm cache: the packages this test session runs on (the tool's
+    dependencies and pip, installed from the configured index by the set-up command), linked
+    rather than installed again, and without the tool itself (its editable install), which
+    only a job's own install step may bring."""
+    packages.mkdir()
+    installed = Path(sysconfig.get_paths()["purelib"])
+    for entry in installed.iterdir():
+        if not entry.name.startswith(("__editable__", "site_reconciler", "_site_reconciler")):
+            (packages / entry.name).symlink_to(entry)
 
 
 def _check(command: list[str]) -> None:
