@@ -7,11 +7,10 @@ this module gives each job the runner a hosted one would:
   ``actions/checkout``, GitLab's clone);
 * a Python with pip and without the tool (``actions/setup-python``, GitLab's
   ``python:3.12-slim`` image): a new virtual environment for every job. Its site-packages
-  reaches, read-only, the tool's *dependencies* and pip: those this test session runs on, as
-  the set-up command installed them from the configured index, linked once per session (the
-  runner's warm cache: a job's install takes under a second instead of ten). The tool itself
-  is not there: the job's own install step installs it, as shipped, from
-  ``RECONCILER_INSTALL``, which the tests point at a directory holding the wheel of this
+  reaches, read-only, the tool's *dependencies* and pip, installed once per test session from
+  the configured index (the runner's warm cache: a job's install takes under a second instead
+  of ten). The tool itself is not there: the job's own install step installs it, as shipped,
+  from ``RECONCILER_INSTALL``, which the tests point at a directory holding the wheel of this
   checkout, built once per session (``pip wheel --no-deps``);
 * an environment of its own: ``PATH`` (that Python first), ``HOME``, the locale, ``CI=true``,
   the machine's ``PIP_*`` settings (the configured index) and the forge's variables; nothing
@@ -29,16 +28,11 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
-
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 
 from tests.support.loopback import REPO, TRANSCRIPTS
 
@@ -90,43 +84,9 @@ def _build(build: ToolBuild, source: Path) -> None:
             shutil.copy(origin, source / name)
     pip = [sys.executable, "-m", "pip", "--quiet"]
     _check([*pip, "wheel", "--no-deps", "--wheel-dir", str(build.wheels), str(source)])
-    _link_installed_packages(build.packages)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    _check([*pip, "install", "--target", str(build.packages), "pip", *project["dependencies"]])
     shutil.rmtree(source)
-
-
-def _link_installed_packages(packages: Path) -> None:
-    """The runners' warm cache: the tool's dependencies (and theirs, and pip) as this test
-    session has them installed from the configured index, linked rather than installed again;
-    neither the tool itself (only a job's own install step may bring it) nor the test tools."""
-    packages.mkdir()
-    installed = Path(sysconfig.get_paths()["purelib"])
-    for top in sorted(_top_level_entries(_dependency_closure("site-reconciler") | {"pip"})):
-        if (installed / top).exists():
-            (packages / top).symlink_to(installed / top)
-
-
-def _dependency_closure(name: str) -> set[str]:
-    """The distributions ``name`` needs at run time (its extras left out), itself excluded."""
-    needed: set[str] = set()
-    queue = [name]
-    while queue:
-        for text in metadata.distribution(queue.pop()).requires or []:
-            requirement = Requirement(text)
-            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-                continue
-            if (key := canonicalize_name(requirement.name)) not in needed:
-                needed.add(key)
-                queue.append(requirement.name)
-    return needed
-
-
-def _top_level_entries(names: set[str]) -> set[str]:
-    """The entries of site-packages that the distributions ``names`` installed."""
-    entries: set[str] = set()
-    for name in names:
-        files = metadata.distribution(name).files or []
-        entries |= {file.parts[0] for file in files if not file.parts[0].startswith("..")}
-    return {entry for entry in entries if entry != "__pycache__" and not entry.endswith(".pth")}
 
 
 def _check(command: list[str]) -> None:
