@@ -79,12 +79,16 @@ class ValueBuilder:
         return self.sequence(node, path)
 
     def sequence(self, node: Collection, path: str) -> list[Any]:
-        items = []
-        positions, build = self.positions, self.build
+        """A list; its plain texts (user references, mostly) are taken without a call."""
+        items: list[Any] = []
+        positions, build, append = self.positions, self.build, items.append
         for index, item in enumerate(node.items):
             item_path = f"{path}[{index}]"
             positions[item_path] = item.position
-            items.append(build(item, item_path))
+            if type(item) is Scalar and item.tag == STR_TAG:
+                append(item.value)
+            else:
+                append(build(item, item_path))
         return items
 
     def mapping(self, node: Collection, path: str) -> dict[str, Any]:
