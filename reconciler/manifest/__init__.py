@@ -7,6 +7,7 @@ The stages, each its own module, run in this order and never stop at the first p
     source    each file safely read and parsed, values indexed to their line and column
     schema    each document against schemas/site.schema.json
     merge     the documents joined (lists concatenate; site/defaults/policy at most once)
+    references every list of user references read once, for the rules and the normalisation
     rules     the API's rules across the joined manifest (names, users, overrides, references)
     normalise defaults and teams expanded into a DesiredSite, only when there is no error
 
@@ -25,6 +26,7 @@ from reconciler.findings import Finding, has_errors
 from reconciler.manifest.discover import manifest_files
 from reconciler.manifest.merge import merge
 from reconciler.manifest.normalise import normalise
+from reconciler.manifest.references import read_references
 from reconciler.manifest.rules import check_rules
 from reconciler.manifest.schema import check_schema
 from reconciler.manifest.source import Document, read_document
@@ -79,9 +81,10 @@ def _load(paths: Sequence[str | Path]) -> ManifestResult:
             documents.append(document)
     merged, problems = merge(documents, all_read=len(documents) == len(files))
     findings += problems
-    findings += check_rules(merged)
+    references = read_references(merged)
+    findings += check_rules(merged, references)
     findings = _in_file_order(findings, [file.name for file in files])
-    desired = None if has_errors(findings) or not files else normalise(merged)
+    desired = None if has_errors(findings) or not files else normalise(merged, references)
     return ManifestResult(desired, findings)
 
 

@@ -15,25 +15,26 @@ from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.change import values
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
-from reconciler.manifest.paths import child
+from reconciler.manifest.references import UserReferences
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,
     DesiredUser,
     DesiredWorkspace,
     Policy,
-    Source,
-    UserRef,
 )
 
 
-def normalise(manifest: MergedManifest) -> DesiredSite:
-    """The desired site of a manifest that passed every check."""
+def normalise(manifest: MergedManifest, references: UserReferences) -> DesiredSite:
+    """The desired site of a manifest that passed every check; ``references`` are its user
+    references, read once for the rules and for this (``references.py``)."""
     defaults = manifest.defaults.value if manifest.defaults else {}
     site = manifest.sections.get("site")
     return DesiredSite(
-        workspaces=tuple(_workspace(decl, defaults) for decl in manifest.workspace_decls()),
-        groups=tuple(_group(decl) for decl in manifest.group_decls()),
+        workspaces=tuple(
+            _workspace(decl, defaults, references) for decl in manifest.workspace_decls()
+        ),
+        groups=tuple(_group(decl, references) for decl in manifest.group_decls()),
         policy=_policy(manifest.sections.get("policy")),
         site_url=site.value.get("url") if site else None,
         files=manifest.files,
@@ -42,11 +43,13 @@ def normalise(manifest: MergedManifest) -> DesiredSite:
     )
 
 
-def _workspace(decl: WorkspaceDecl, defaults: dict[str, Any]) -> DesiredWorkspace:
+def _workspace(
+    decl: WorkspaceDecl, defaults: dict[str, Any], references: UserReferences
+) -> DesiredWorkspace:
     settings = workspace.from_manifest(deep_merge(defaults, decl.settings.value))
     return DesiredWorkspace(
         name=decl.entry.value["name"],
-        users=_user_refs(decl.entry, decl.users_key),
+        users=references.of(decl.entry, decl.users_key),
         source=decl.entry.source(),
         team=decl.team,
         previously=_previously(decl.entry) if decl.team is None else (),
@@ -58,10 +61,10 @@ def _previously(entry: Entry) -> tuple[str, ...]:
     return tuple(str(name) for name in entry.value.get("previously", ()))
 
 
-def _group(decl: GroupDecl) -> DesiredGroup:
+def _group(decl: GroupDecl, references: UserReferences) -> DesiredGroup:
     return DesiredGroup(
         name=decl.entry.value["name"],
-        members=_user_refs(decl.entry, "members"),
+        members=references.of(decl.entry, "members"),
         source=decl.entry.source(),
         team=decl.team,
         previously=_previously(decl.entry) if decl.team is None else (),
@@ -75,22 +78,6 @@ def _user(entry: Entry) -> DesiredUser:
         previously=_previously(entry),
         **values(kinds_user.from_manifest(entry.value)),
     )
-
-
-def _user_refs(entry: Entry, key: str) -> tuple[UserRef, ...]:
-    """The references of a list, each with where it was written. A manifest of 1,000
-    workspaces has some 17,000: the builder recorded each one's position, so it is looked up
-    directly (``Document.source`` only walks up for a path nobody wrote)."""
-    list_path = child(entry.path, key)
-    document = entry.document
-    file, positions = document.file, document.positions
-    refs = []
-    for index, ref in entry.items(key):
-        path = f"{list_path}[{index}]"
-        position = positions.get(path)
-        source = Source(file, *position, path) if position else document.source(path)
-        refs.append(UserRef(str(ref), source))
-    return tuple(refs)
 
 
 def _policy(entry: Entry | None) -> Policy:

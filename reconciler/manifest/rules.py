@@ -10,33 +10,37 @@ same mistake would only confuse.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from reconciler.errors import ConfigError
 from reconciler.findings import Finding, place
-from reconciler.identity import group_key, name_key, path_key, username_key, workspace_key
+from reconciler.identity import group_key, name_key, path_key, workspace_key
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl
 from reconciler.manifest.names import (
     group_name_problem,
     pattern_problem,
-    reference_problem,
     text_problem,
     workspace_name_problem,
 )
 from reconciler.manifest.paths import child
+from reconciler.manifest.references import UserReferences
 from reconciler.manifest.users import check_users
 from reconciler.passwords import holds_password, masked
 from reconciler.spec import IMPLIED_BY, workspace_path
 from reconciler.state.locate import BACKENDS, parse_location
 
 
-def check_rules(manifest: MergedManifest) -> list[Finding]:
-    """Every rule's findings, in rule order."""
+def check_rules(manifest: MergedManifest, references: UserReferences) -> list[Finding]:
+    """Every rule's findings, in rule order. The user references were read and checked once,
+    for the normalisation too (``references.py``): their findings come in their rule's place,
+    before the policy's (findings on one line and column keep this order)."""
     findings: list[Finding] = []
     for rule in _RULES:
+        findings.extend(rule(manifest))
+    findings.extend(references.findings)
+    for rule in _LAST_RULES:
         findings.extend(rule(manifest))
     return findings
 
@@ -204,50 +208,6 @@ def _permission_block(
             )
 
 
-# --- user references ----------------------------------------------------------------------
-
-
-def _user_lists(manifest: MergedManifest) -> Iterator[tuple[Entry, str, str]]:
-    """Every list of user references: (entry, key, what the list belongs to)."""
-    for entry in manifest.workspaces:
-        yield entry, "users", "workspace"
-    for entry in manifest.groups:
-        yield entry, "members", "group"
-    for entry in manifest.teams:
-        yield entry, "members", "team"
-
-
-def _user_refs(manifest: MergedManifest) -> Iterator[Finding]:
-    problem_of = functools.cache(reference_problem)  # 17,000 references may name 5,000 users
-    for entry, key, owner in _user_lists(manifest):
-        odd_numbers = entry.document.odd_numbers
-        first_index: dict[str, int] = {}
-        for index, ref in entry.items(key):
-            if odd_numbers:
-                odd = odd_numbers.get(child(entry.path, f"{key}[{index}]"))
-                if odd is not None:
-                    yield Finding.error(
-                        f"the user ID {odd} is read by YAML as the number {ref}",
-                        entry.source(f"{key}[{index}]"),
-                        f"write the ID as plain digits, or in quotes: '{odd}'",
-                    )
-            problem = problem_of(ref) if isinstance(ref, str) else None
-            if problem is not None:
-                yield Finding.error(
-                    f"the user reference {ref!r} {problem}",
-                    entry.source(f"{key}[{index}]"),
-                    "write the username, e-mail address or ID exactly, with nothing around it",
-                )
-                continue
-            first = first_index.setdefault(username_key(str(ref)), index)
-            if first != index:
-                yield Finding.warning(
-                    f"{ref!r} is listed twice in this {owner} (first as {key}[{first}])",
-                    entry.source(f"{key}[{index}]"),
-                    "remove one of them",
-                )
-
-
 # --- site ---------------------------------------------------------------------------------
 
 
@@ -359,6 +319,5 @@ _RULES: tuple[Callable[[MergedManifest], Iterator[Finding]], ...] = (
     _group_names,
     _previously,
     _overrides,
-    _user_refs,
-    _policy,
 )
+_LAST_RULES: tuple[Callable[[MergedManifest], Iterator[Finding]], ...] = (_policy,)

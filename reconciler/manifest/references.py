@@ -1,0 +1,119 @@
+"""Every list of user references, read once: what the rules find in it, and its ``UserRef``s.
+
+A workspace's ``users`` and a group's or team's ``members`` name site users by username,
+e-mail address or ID; a manifest of 1,000 workspaces holds some 17,000 of them. The rules
+check each one (a reference that could never name a user as written, a user ID that YAML
+read as another number, a user listed twice) and the desired site holds each with the
+place it was written. Both need the same path and place of every reference, so one walk
+serves both: the rules take its findings (``rules.py``), the normalisation its references
+(``normalise.py``), where each used to walk all of them on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from reconciler.findings import Finding
+from reconciler.identity import username_key
+from reconciler.manifest.merge import Entry, MergedManifest
+from reconciler.manifest.names import reference_problem
+from reconciler.manifest.paths import child
+from reconciler.model import UserRef, user_ref_at
+
+ListKey = tuple[int, str]
+"""A list of references: the identity of its document and its path there."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserReferences:
+    """The references of every list, by list, and the rules' findings about them."""
+
+    lists: dict[ListKey, tuple[UserRef, ...]]
+    findings: list[Finding]
+
+    def of(self, entry: Entry, key: str) -> tuple[UserRef, ...]:
+        """The references in ``entry``'s list at ``key``: those without a schema error, in
+        the order written (none when there is no such list)."""
+        return self.lists.get((id(entry.document), child(entry.path, key)), ())
+
+
+def user_lists(manifest: MergedManifest) -> Iterator[tuple[Entry, str, str]]:
+    """Every list of user references: (entry, key, what the list belongs to)."""
+    for entry in manifest.workspaces:
+        yield entry, "users", "workspace"
+    for entry in manifest.groups:
+        yield entry, "members", "group"
+    for entry in manifest.teams:
+        yield entry, "members", "team"
+
+
+def read_references(manifest: MergedManifest) -> UserReferences:
+    """Each list's references with their places, and every finding about them, in order."""
+    references = UserReferences({}, [])
+    checked: dict[str, tuple[str | None, str]] = {}  # 17,000 references may name 5,000 users
+    for entry, key, owner in user_lists(manifest):
+        list_path = child(entry.path, key)
+        refs = _read_list(entry, key, list_path, owner, checked, references.findings)
+        references.lists[(id(entry.document), list_path)] = refs
+    return references
+
+
+def _read_list(
+    entry: Entry,
+    key: str,
+    list_path: str,
+    owner: str,
+    checked: dict[str, tuple[str | None, str]],
+    findings: list[Finding],
+) -> tuple[UserRef, ...]:
+    """One list's references; its findings are added to ``findings``. ``checked`` holds each
+    text's problem (None when it has none) and identity, as both are asked once per text."""
+    document = entry.document
+    file, positions, odd_numbers = document.file, document.positions, document.odd_numbers
+    first_index: dict[str, int] = {}
+    refs: list[UserRef] = []
+    for index, ref in entry.items(key):
+        path = f"{list_path}[{index}]"
+        text = ref if isinstance(ref, str) else str(ref)
+        position = positions.get(path)  # the builder recorded it; ``source`` only walks up
+        if position is not None:
+            line, column = position
+            user_ref = user_ref_at(text, file, line, column, path)
+        else:
+            user_ref = UserRef(text, document.source(path))
+        refs.append(user_ref)
+        source = user_ref.source
+        if odd_numbers:
+            odd = odd_numbers.get(path)
+            if odd is not None:
+                findings.append(
+                    Finding.error(
+                        f"the user ID {odd} is read by YAML as the number {ref}",
+                        source,
+                        f"write the ID as plain digits, or in quotes: '{odd}'",
+                    )
+                )
+        known = checked.get(text)
+        if known is None:
+            known = checked[text] = (reference_problem(text), username_key(text))
+        problem, identity = known
+        if problem is not None and isinstance(ref, str):
+            findings.append(
+                Finding.error(
+                    f"the user reference {ref!r} {problem}",
+                    source,
+                    "write the username, e-mail address or ID exactly, with nothing around it",
+                )
+            )
+            continue
+        first = first_index.setdefault(identity, index)
+        if first != index:
+            findings.append(
+                Finding.warning(
+                    f"{ref!r} is listed twice in this {owner} (first as {key}[{first}])",
+                    source,
+                    "remove one of them",
+                )
+            )
+    return tuple(refs)
