@@ -11,11 +11,13 @@ serves both: the rules take its findings (``rules.py``), the normalisation its r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from reconciler.findings import Finding
 from reconciler.identity import username_key
+from reconciler.manifest.compose import Position
 from reconciler.manifest.merge import Entry, MergedManifest
 from reconciler.manifest.names import reference_problem
 from reconciler.manifest.paths import child
@@ -70,27 +72,23 @@ def _read_list(
     """One list's references; its findings are added to ``findings``. ``checked`` holds each
     text's problem (None when it has none) and identity, as both are asked once per text."""
     document = entry.document
-    file, positions, odd_numbers = document.file, document.positions, document.odd_numbers
+    file, odd_numbers = document.file, document.odd_numbers
     first_index: dict[str, int] = {}
     refs: list[UserRef] = []
-    for index, ref in entry.items(key):
-        path = f"{list_path}[{index}]"
+    for index, ref, path, position in _places(entry, key, list_path):
         text = ref if isinstance(ref, str) else str(ref)
-        position = positions.get(path)  # the builder recorded it; ``source`` only walks up
         if position is not None:
-            line, column = position
-            user_ref = user_ref_at(text, file, line, column, path)
+            user_ref = user_ref_at(text, file, position[0], position[1], path)
         else:
             user_ref = UserRef(text, document.source(path))
         refs.append(user_ref)
-        source = user_ref.source
         if odd_numbers:
             odd = odd_numbers.get(path)
             if odd is not None:
                 findings.append(
                     Finding.error(
                         f"the user ID {odd} is read by YAML as the number {ref}",
-                        source,
+                        user_ref.source,
                         f"write the ID as plain digits, or in quotes: '{odd}'",
                     )
                 )
@@ -102,7 +100,7 @@ def _read_list(
             findings.append(
                 Finding.error(
                     f"the user reference {ref!r} {problem}",
-                    source,
+                    user_ref.source,
                     "write the username, e-mail address or ID exactly, with nothing around it",
                 )
             )
@@ -112,8 +110,31 @@ def _read_list(
             findings.append(
                 Finding.warning(
                     f"{ref!r} is listed twice in this {owner} (first as {key}[{first}])",
-                    source,
+                    user_ref.source,
                     "remove one of them",
                 )
             )
     return tuple(refs)
+
+
+def _places(
+    entry: Entry, key: str, list_path: str
+) -> Iterable[tuple[int, Any, str, Position | None]]:
+    """The usable items of the list at ``key`` (``Entry.items``), each with its path and
+    position: from the builder's record of the list (``Document.lists``) when it holds the
+    list's values, else looked up one by one (``Document.source`` then walks up for one that
+    nobody wrote)."""
+    values = entry.value.get(key)
+    if not isinstance(values, list):
+        return ()
+    document = entry.document
+    recorded = document.lists.get(list_path)
+    whole = document.usable(list_path)  # nothing under it is tainted: the common case
+    if whole and recorded is not None and len(recorded[0]) == len(values):
+        return zip(range(len(values)), values, *recorded, strict=True)
+    positions = document.positions
+    return (
+        (index, value, path, positions.get(path))
+        for index, value in entry.items(key)
+        for path in (f"{list_path}[{index}]",)
+    )

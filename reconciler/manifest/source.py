@@ -7,9 +7,10 @@ also makes the loader strict where PyYAML is lenient: a key given twice is an er
 than a silent overwrite, a tag that is not plain data is refused rather than constructed, and
 a password key is refused wherever it is written, its value dropped on the spot.
 
-Every document is composed into nodes by the guarded composer (``compose``: libyaml's own
-would recurse on the C stack and crash on deep nesting) and built into values by
-``ValueBuilder`` (``values.py``; paths are ``paths.py``'s).
+A plain document (no anchors, aliases, tags or merges: nearly every manifest) is built
+straight from libyaml's events (``stream.py``). Any other is composed into nodes by the
+guarded composer (``compose``: libyaml's own would recurse on the C stack and crash on deep
+nesting) and built into values by ``ValueBuilder`` (``values.py``; paths are ``paths.py``'s).
 
 Input is treated as hostile: a size limit, strict UTF-8, no FIFOs, and the nesting and alias
 limits of ``compose``. Every problem becomes a ``Finding``; nothing here raises.
@@ -37,7 +38,8 @@ from reconciler.manifest.compose import (
     position_of,
 )
 from reconciler.manifest.paths import parent
-from reconciler.manifest.values import TAG, ValueBuilder
+from reconciler.manifest.stream import build_plain
+from reconciler.manifest.values import TAG, ListPlaces, ValueBuilder
 from reconciler.model import Source
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -54,6 +56,7 @@ class Document:
     odd_numbers: dict[str, str] = field(default_factory=dict)  # path -> text, e.g. "01042"
     refused: set[str] = field(default_factory=set)  # values the loader replaced by null
     tainted: set[str] = field(default_factory=set)  # paths at or above a schema error
+    lists: dict[str, ListPlaces] = field(default_factory=dict)  # list path -> its items' places
 
     def source(self, path: str) -> Source:
         """Where ``path`` was written; a missing key points at its nearest written parent."""
@@ -154,8 +157,14 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Finding:
 
 
 def _build(text: str, file: str) -> tuple[Any, ValueBuilder | None, list[Finding]]:
-    """The values of ``text`` and the builder that made them, or the findings that stop it."""
+    """The values of ``text`` and the builder that made them, or the findings that stop it.
+
+    A plain document is built straight from its events (``stream.py``); any other is
+    composed into nodes first."""
     try:
+        plain = build_plain(text, file)
+        if plain is not None:
+            return plain[0], plain[1], []
         root = compose(text)
     except ComposeError as exc:
         line, column = (None, None) if exc.mark is None else position_of(exc.mark)
@@ -197,7 +206,9 @@ def read_document(path: Path, file: str) -> tuple[Document | None, list[Finding]
         return None, findings
     if not isinstance(values, dict):  # the root carried a tag the builder refused
         return None, builder.findings
-    document = Document(file, values, builder.positions, builder.odd_numbers, builder.refused)
+    document = Document(
+        file, values, builder.positions, builder.odd_numbers, builder.refused, lists=builder.lists
+    )
     for refused in builder.refused:
         document.taint(refused)
     return document, builder.findings

@@ -46,6 +46,10 @@ _SCALARS: dict[str, Callable[[str], Any]] = {
 }
 _MAX_NUMBER_TEXT = 64  # longer digit strings are refused before Python converts them
 
+ListPlaces = tuple[list[str], list[Position]]
+"""A list's item paths and their positions, in order: what ``positions`` holds for them, kept
+by list too, so that a reader of every item (``references.py``) looks none of them up."""
+
 
 class ValueBuilder:
     """Builds plain values from nodes, filling the position index on the way."""
@@ -53,6 +57,7 @@ class ValueBuilder:
     def __init__(self, file: str) -> None:
         self.file = file
         self.positions: dict[str, Position] = {"": (1, 1)}
+        self.lists: dict[str, ListPlaces] = {}
         self.odd_numbers: dict[str, str] = {}
         self.refused: set[str] = set()
         self.findings: list[Finding] = []
@@ -81,14 +86,19 @@ class ValueBuilder:
     def sequence(self, node: Collection, path: str) -> list[Any]:
         """A list; its plain texts (user references, mostly) are taken without a call."""
         items: list[Any] = []
+        paths: list[str] = []
+        places: list[Position] = []
         positions, build, append = self.positions, self.build, items.append
         for index, item in enumerate(node.items):
             item_path = f"{path}[{index}]"
             positions[item_path] = item.position
+            paths.append(item_path)
+            places.append(item.position)
             if type(item) is Scalar and item.tag == STR_TAG:
                 append(item.value)
             else:
                 append(build(item, item_path))
+        self.lists[path] = (paths, places)
         return items
 
     def mapping(self, node: Collection, path: str) -> dict[str, Any]:
