@@ -71,8 +71,15 @@ def fold(text: str) -> str:
 
 
 def field_names(spec: type[Any]) -> tuple[str, ...]:
-    """The fields of a spec type, in declaration order (the order documents write them)."""
-    return tuple(f.name for f in dataclasses.fields(spec))
+    """The fields of a spec type, in declaration order (the order documents write them); read
+    once per type, as ``values`` asks for every workspace of a manifest."""
+    names = _FIELD_NAMES.get(spec)
+    if names is None:
+        names = _FIELD_NAMES[spec] = tuple(f.name for f in dataclasses.fields(spec))
+    return names
+
+
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
 
 
 def values(spec: Any) -> dict[str, Any]:

@@ -36,8 +36,11 @@ class Entry:
         return self.document.source(child(self.path, key) if key else self.path)
 
     def usable(self, key: str) -> bool:
-        """``key`` is present and no schema error lies at or under it."""
-        return key in self.value and self.document.usable(child(self.path, key))
+        """``key`` is present and no schema error lies at or under it (asked for every name
+        and list of every entry: a document without errors answers without a path)."""
+        if key not in self.value:
+            return False
+        return not self.document.tainted or self.document.usable(child(self.path, key))
 
     def broken(self, key: str) -> bool:
         """``key`` is present but holds a schema error."""
@@ -108,25 +111,42 @@ class MergedManifest:
     groups: list[Entry] = field(default_factory=list)
     teams: list[Entry] = field(default_factory=list)
     sections: dict[str, Entry] = field(default_factory=dict)  # site, defaults, policy
+    made: Declarations | None = field(default=None, init=False, repr=False, compare=False)
+    """The declarations, made once: three rules and the normalisation ask for them, after the
+    manifest was joined (``merge``)."""
 
     @property
     def defaults(self) -> Entry | None:
         return self.sections.get("defaults")
 
-    def workspace_decls(self) -> list[WorkspaceDecl]:
+    def workspace_decls(self) -> tuple[WorkspaceDecl, ...]:
         """Workspaces in file order, then the workspaces of teams."""
-        decls = [WorkspaceDecl(entry, entry, "users") for entry in self.workspaces]
-        for team in self.teams:
-            settings = team.get("workspace", dict)
-            settings_entry = Entry(team.document, child(team.path, "workspace"), settings or {})
-            decls.append(WorkspaceDecl(team, settings_entry, "members", team.get("name", str)))
-        return decls
+        return self._declarations().workspaces
 
-    def group_decls(self) -> list[GroupDecl]:
+    def group_decls(self) -> tuple[GroupDecl, ...]:
         """Groups in file order, then the groups of teams."""
-        decls = [GroupDecl(entry) for entry in self.groups]
-        decls.extend(GroupDecl(team, team.get("name", str)) for team in self.teams)
-        return decls
+        return self._declarations().groups
+
+    def _declarations(self) -> Declarations:
+        if self.made is None:
+            workspaces = [WorkspaceDecl(entry, entry, "users") for entry in self.workspaces]
+            groups = [GroupDecl(entry) for entry in self.groups]
+            for team in self.teams:
+                name = team.get("name", str)
+                settings = team.get("workspace", dict)
+                settings_entry = Entry(team.document, child(team.path, "workspace"), settings or {})
+                workspaces.append(WorkspaceDecl(team, settings_entry, "members", name))
+            groups.extend(GroupDecl(team, team.get("name", str)) for team in self.teams)
+            self.made = Declarations(tuple(workspaces), tuple(groups))
+        return self.made
+
+
+@dataclass(frozen=True, slots=True)
+class Declarations:
+    """The workspaces and groups a manifest declares, those of teams last."""
+
+    workspaces: tuple[WorkspaceDecl, ...]
+    groups: tuple[GroupDecl, ...]
 
 
 def _list_entries(document: Document, section: str) -> list[Entry]:
@@ -189,6 +209,8 @@ def _take_sections(
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """``over`` merged into ``base`` key by key: nested mappings merge, anything else (null
     included) replaces. This is how ``defaults`` reaches every workspace."""
+    if not base:  # no defaults: every workspace's own settings, as written
+        return dict(over)
     result = dict(base)
     for key, value in over.items():
         below = result.get(key)
