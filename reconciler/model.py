@@ -8,6 +8,7 @@ I/O; every class is frozen so a model can be shared between tasks without copyin
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -74,6 +75,26 @@ def user_ref_at(text: str, file: str, line: int, column: int, path: str) -> User
     _set_text(ref, text)
     _set_source(ref, source)
     return ref
+
+
+def user_refs_at(
+    file: str, texts: Iterable[str], paths: Iterable[str], places: Iterable[tuple[int, int]]
+) -> tuple[UserRef, ...]:
+    """``user_ref_at`` of each text, path and (line, column), in one call for a whole list."""
+    new, set_file, set_line, set_column = _new, _set_file, _set_line, _set_column
+    set_path, set_text, set_source = _set_path, _set_text, _set_source
+    refs = []
+    for text, path, (line, column) in zip(texts, paths, places, strict=True):
+        source = new(Source)
+        set_file(source, file)
+        set_line(source, line)
+        set_column(source, column)
+        set_path(source, path)
+        ref = new(UserRef)
+        set_text(ref, text)
+        set_source(ref, source)
+        refs.append(ref)
+    return tuple(refs)
 
 
 # --- desired side -------------------------------------------------------------------------
