@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from reconciler.manifest import compose
 from reconciler.manifest.compose import ComposeError
-from reconciler.manifest.source import _root
+from reconciler.manifest.paths import child
+from reconciler.manifest.source import Document, _root
 from reconciler.manifest.stream import build_plain
 from reconciler.manifest.values import ValueBuilder
 
@@ -28,8 +29,25 @@ MANIFESTS = sorted(
 
 
 def _outcome(values: Any, builder: ValueBuilder) -> tuple[Any, ...]:
+    """What a document built of ``values`` shows: the values, where each key and item of them
+    was written (``Document.position``; only the node tree keeps the place of an item that a
+    key given twice replaced), the lists' places, odd numbers and findings."""
+    document = Document("site.yaml", values, builder.positions, lists=builder.lists)
+    places = {path: document.position(path) for path in _paths(values, "")}
     findings = [finding.render() for finding in builder.findings]
-    return (repr(values), builder.positions, builder.lists, builder.odd_numbers, findings)
+    keys = {path: place for path, place in builder.positions.items() if not path.endswith("]")}
+    return (repr(values), places, keys, builder.lists, builder.odd_numbers, findings)
+
+
+def _paths(value: Any, path: str) -> list[str]:
+    """Every path in ``value``: its keys' and its items', nested ones included."""
+    if isinstance(value, dict):
+        pairs = [(child(path, key), item) for key, item in value.items()]
+    elif isinstance(value, list):
+        pairs = [(child(path, index), item) for index, item in enumerate(value)]
+    else:
+        return []
+    return [found for here, item in pairs for found in [here, *_paths(item, here)]]
 
 
 def _from_nodes(text: str) -> tuple[Any, ...]:
@@ -97,6 +115,7 @@ def test_plain_documents_build_as_from_the_nodes(text: str) -> None:
         "a: !custom [1]\n",
         "? [a, b]\n: c\n",
         "user:\n  password: hunter2\n",
+        "a: [x, y]\n'a[1]': z\n",
         "- a\n- b\n",
         "just text\n",
         "",

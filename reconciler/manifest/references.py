@@ -11,7 +11,7 @@ serves both: the rules take its findings (``rules.py``), the normalisation its r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from reconciler.manifest.compose import Position
 from reconciler.manifest.merge import Entry, MergedManifest
 from reconciler.manifest.names import reference_problem
 from reconciler.manifest.paths import child
+from reconciler.manifest.values import ListPlaces
 from reconciler.model import UserRef, user_ref_at, user_refs_at
 
 ListKey = tuple[int, str]
@@ -60,7 +61,7 @@ def read_references(manifest: MergedManifest) -> UserReferences:
     clean = _CleanTexts([whole[0] for whole in wholes if whole is not None])
     checked: dict[str, tuple[str | None, str]] = {}  # 17,000 references may name 5,000 users
     for (entry, key, owner, list_path), whole in zip(lists, wholes, strict=True):
-        refs = None if whole is None else clean.refs(entry.document.file, *whole)
+        refs = None if whole is None else clean.refs(entry.document.file, list_path, *whole)
         if refs is None:
             refs = _read_list(entry, key, list_path, owner, checked, references.findings)
         references.lists[(id(entry.document), list_path)] = refs
@@ -90,13 +91,14 @@ class _CleanTexts:
                 self.odd.update((value, other))
 
     def refs(
-        self, file: str, values: list[Any], paths: list[str], places: list[Position]
+        self, file: str, list_path: str, values: list[Any], places: ListPlaces
     ) -> tuple[UserRef, ...] | None:
         """The list's references, or None when it needs the walk (something to report)."""
         if self.odd and not self.odd.isdisjoint(values):
             return None
         if len(set(values)) != len(values):
             return None  # a user listed twice
+        paths = [f"{list_path}[{index}]" for index in range(len(values))]
         return user_refs_at(file, values, paths, places)
 
 
@@ -156,43 +158,28 @@ def _read_list(
     return tuple(refs)
 
 
-def _whole(entry: Entry, key: str, list_path: str) -> ListItems | None:
-    """The list at ``key`` with its items' paths and positions, when all of it can be read
-    at once: no schema error at or under it, and the builder's record of it (``Document.lists``)
+def _whole(entry: Entry, key: str, list_path: str) -> tuple[list[Any], ListPlaces] | None:
+    """The list at ``key`` and where its items were written, when all of it can be read at
+    once: no schema error at or under it, and the builder's record of it (``Document.lists``)
     is of these values. A document with a number YAML read otherwise (``odd_numbers``) is read
     item by item, where that is reported."""
     values = entry.value.get(key)
     document = entry.document
     if not isinstance(values, list) or document.odd_numbers or not document.usable(list_path):
         return None
-    recorded = document.lists.get(list_path)
-    if recorded is None or len(recorded[0]) != len(values):
+    places = document.lists.get(list_path)
+    if places is None or len(places) != len(values):
         return None
-    return values, *recorded
+    return values, places
 
 
 def _places(
     entry: Entry, key: str, list_path: str
-) -> Iterable[tuple[int, Any, str, Position | None]]:
+) -> Iterator[tuple[int, Any, str, Position | None]]:
     """The usable items of the list at ``key`` (``Entry.items``), each with its path and
-    position: from the builder's record of the list (``Document.lists``) when it holds the
-    list's values, else looked up one by one (``Document.source`` then walks up for one that
-    nobody wrote)."""
-    values = entry.value.get(key)
-    if not isinstance(values, list):
-        return ()
+    where it was written (``Document.position``; ``Document.source`` then walks up for an
+    item that nobody wrote)."""
     document = entry.document
-    recorded = document.lists.get(list_path)
-    whole = document.usable(list_path)  # nothing under it is tainted: the common case
-    if whole and recorded is not None and len(recorded[0]) == len(values):
-        return zip(range(len(values)), values, *recorded, strict=True)
-    positions = document.positions
-    return (
-        (index, value, path, positions.get(path))
-        for index, value in entry.items(key)
-        for path in (f"{list_path}[{index}]",)
-    )
-
-
-ListItems = tuple[list[Any], list[str], list[Position]]
-"""A list's values, and its items' paths and positions."""
+    for index, value in entry.items(key):
+        path = f"{list_path}[{index}]"
+        yield index, value, path, document.position(path)

@@ -56,18 +56,30 @@ class Document:
     odd_numbers: dict[str, str] = field(default_factory=dict)  # path -> text, e.g. "01042"
     refused: set[str] = field(default_factory=set)  # values the loader replaced by null
     tainted: set[str] = field(default_factory=set)  # paths at or above a schema error
-    lists: dict[str, ListPlaces] = field(default_factory=dict)  # list path -> its items' places
+    lists: dict[str, ListPlaces] = field(default_factory=dict)  # list path -> where its items are
 
     def source(self, path: str) -> Source:
         """Where ``path`` was written; a missing key points at its nearest written parent."""
-        positions = self.positions
-        position = positions.get(path)
+        position = self.position(path)
         probe = path
         while position is None and probe:
             probe = parent(probe)
-            position = positions.get(probe)
+            position = self.position(probe)
         line, column = position or (1, 1)
         return Source(self.file, line, column, path)
+
+    def position(self, path: str) -> Position | None:
+        """Where the key or list item at ``path`` was written, if it was."""
+        position = self.positions.get(path)
+        if position is None and path.endswith("]"):
+            cut = path.rfind("[")
+            places = self.lists.get(path[:cut])
+            index = path[cut + 1 : -1]
+            if places is not None and index.isascii() and index.isdigit():
+                number = int(index)
+                if number < len(places) and str(number) == index:
+                    position = places[number]
+        return position
 
     def taint(self, path: str) -> None:
         """Mark ``path`` and its parents as holding a schema error."""

@@ -3,15 +3,18 @@
 A manifest is almost always plain YAML: mappings, lists and scalars without tags, anchors or
 aliases. For such a document the nodes that ``compose`` makes are built into values and then
 thrown away; building the values while the events arrive skips making, walking and freeing
-some 25,000 nodes for 1,000 workspaces. The values, positions and findings are those that
-``ValueBuilder`` makes from the nodes (``tests/test_manifest_stream.py`` holds them equal):
-the same builder records them, in the same order, and ``compose``'s limits are checked at the
-same events with the same errors.
+some 25,000 nodes for 1,000 workspaces. The values, the places of keys and items, and the
+findings are those that ``ValueBuilder`` makes from the nodes (``tests/test_manifest_stream.py``
+holds them equal): the same builder records them, in the same order (a list's plain texts
+only in ``lists``), and ``compose``'s limits are checked at the same events with the same
+errors.
 
 Whatever only the node tree builds -- an anchor, an alias, a tag, a ``<<`` merge, a key that
 is a list or a mapping, a password key, a root that is not a mapping -- stops this early
-(``Fallback``), and the document is composed and built as before. A syntax error or a refused
-shape is raised here as it would be there: the same events come first in both.
+(``Fallback``), and the document is composed and built as before; so does a key that ends in
+``]``, whose path could be a list item's (the node tree records both in ``positions``). A
+syntax error or a refused shape is raised here as it would be there: the same events come
+first in both.
 """
 
 from __future__ import annotations
@@ -84,8 +87,9 @@ class _Stream:
 
         The loop runs once per event, so the innermost collection's state is kept in locals
         (``path``; a mapping's ``key`` whose value comes next, ``key_path`` and the keys
-        ``seen`` so far; a list's next ``index`` and its items' ``paths`` and ``places``),
-        and the states around it on ``stack``."""
+        ``seen`` so far; a list's items' ``places``), and the states around it on ``stack``.
+        A list's plain texts, most of the document, are kept in ``places`` only: no path is
+        made for them (``Document.position`` finds them there)."""
         get_event, builder = self.loader.get_event, self.builder
         positions, lists, scalar = builder.positions, builder.lists, builder.scalar
         resolved, resolve = self.tags.cache, self.tags.resolve
@@ -101,7 +105,7 @@ class _Stream:
         container: Any = {}
         mapping, path, key, key_path = True, "", None, ""
         seen: dict[str, Position] = {}
-        index, paths, places = 0, _NO_PATHS, _NO_PLACES
+        places = _NO_PLACES
         while True:
             event = get_event()
             values += 1
@@ -119,17 +123,15 @@ class _Stream:
                 mark = event.start_mark
                 position = (mark.line + 1, mark.column + 1)
                 if not mapping:
-                    item_path = f"{path}[{index}]"
-                    index += 1
-                    positions[item_path] = position
-                    paths.append(item_path)
                     places.append(position)
-                    container.append(
-                        value if tag == STR_TAG else scalar(Scalar(tag, value, position), item_path)
-                    )
+                    if tag == STR_TAG:
+                        container.append(value)
+                    else:
+                        item = Scalar(tag, value, position)
+                        container.append(scalar(item, f"{path}[{len(places) - 1}]"))
                 elif key is None:
-                    if tag == _MERGE_TAG or _password_key(value):
-                        raise Fallback
+                    if tag == _MERGE_TAG or value[-1:] == "]" or _password_key(value):
+                        raise Fallback  # a merge; a path that could be an item's; a password
                     key, key_path = value, f"{path}.{value}" if path else value
                     first = seen.get(key)
                     if first is not None:
@@ -148,31 +150,29 @@ class _Stream:
                 if len(stack) + 1 >= max_depth:
                     raise too_deep(event)
                 if not mapping:
-                    item_path = f"{path}[{index}]"
-                    index += 1
+                    item_path = f"{path}[{len(places)}]"
                     position = position_of(event.start_mark)
                     positions[item_path] = position
-                    paths.append(item_path)
                     places.append(position)
                 elif key is None:
                     raise Fallback  # a key that is a list or a mapping
                 else:
                     item_path = key_path
-                stack.append((container, mapping, path, key, key_path, seen, index, paths, places))
+                stack.append((container, mapping, path, key, key_path, seen, places))
                 mapping, path = kind is MappingStartEvent, item_path
                 if mapping:
                     container, key, seen = {}, None, {}
                 else:
-                    container, index, paths, places = [], 0, [], []
+                    container, places = [], []
                 continue
             if kind is not MappingEndEvent and kind is not SequenceEndEvent:
                 raise Fallback  # an alias
             done = container
             if not mapping:
-                lists[path] = (paths, places)
+                lists[path] = places
             if not stack:
                 return done  # type: ignore[no-any-return]
-            container, mapping, path, key, key_path, seen, index, paths, places = stack.pop()
+            container, mapping, path, key, key_path, seen, places = stack.pop()
             if mapping:
                 container[key] = done
                 key = None
@@ -180,8 +180,7 @@ class _Stream:
                 container.append(done)
 
 
-_NO_PATHS: list[str] = []  # a mapping's stand-ins for a list's paths and places, never added to
-_NO_PLACES: list[Position] = []
+_NO_PLACES: list[Position] = []  # the root mapping's stand-in for a list's, never added to
 
 
 @functools.lru_cache(maxsize=1024)

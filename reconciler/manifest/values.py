@@ -46,9 +46,10 @@ _SCALARS: dict[str, Callable[[str], Any]] = {
 }
 _MAX_NUMBER_TEXT = 64  # longer digit strings are refused before Python converts them
 
-ListPlaces = tuple[list[str], list[Position]]
-"""A list's item paths and their positions, in order: what ``positions`` holds for them, kept
-by list too, so that a reader of every item (``references.py``) looks none of them up."""
+ListPlaces = list[Position]
+"""Where each item of a list was written, in order, kept by list path: a reader of every item
+(``references.py``) looks none of them up. ``positions`` holds them too when the node tree
+built the list; a plain text of a list built from events (``stream.py``) is only here."""
 
 
 class ValueBuilder:
@@ -86,19 +87,17 @@ class ValueBuilder:
     def sequence(self, node: Collection, path: str) -> list[Any]:
         """A list; its plain texts (user references, mostly) are taken without a call."""
         items: list[Any] = []
-        paths: list[str] = []
-        places: list[Position] = []
+        places: ListPlaces = []
         positions, build, append = self.positions, self.build, items.append
         for index, item in enumerate(node.items):
             item_path = f"{path}[{index}]"
             positions[item_path] = item.position
-            paths.append(item_path)
             places.append(item.position)
             if type(item) is Scalar and item.tag == STR_TAG:
                 append(item.value)
             else:
                 append(build(item, item_path))
-        self.lists[path] = (paths, places)
+        self.lists[path] = places
         return items
 
     def mapping(self, node: Collection, path: str) -> dict[str, Any]:
