@@ -58,7 +58,8 @@ def _workspace(
 
 
 def _previously(entry: Entry) -> tuple[str, ...]:
-    return tuple(str(name) for name in entry.value.get("previously", ()))
+    names = entry.value.get("previously")
+    return tuple(str(name) for name in names) if names else ()
 
 
 def _group(decl: GroupDecl, references: UserReferences) -> DesiredGroup:

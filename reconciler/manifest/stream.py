@@ -87,7 +87,8 @@ class _Stream:
 
         The loop runs once per event, so the innermost collection's state is kept in locals
         (``path``; a mapping's ``key`` whose value comes next, ``key_path`` and the keys
-        ``seen`` so far; a list's items' ``places``), and the states around it on ``stack``.
+        ``seen`` so far, and its ``put``; a list's items' ``places``, its ``add`` and
+        ``place``), and the states around it on ``stack``.
         A list's plain texts, most of the document, are kept in ``places`` only: no path is
         made for them (``Document.position`` finds them there)."""
         get_event, builder = self.loader.get_event, self.builder
@@ -106,6 +107,9 @@ class _Stream:
         mapping, path, key, key_path = True, "", None, ""
         seen: dict[str, Position] = {}
         places = _NO_PLACES
+        put: Any = container.__setitem__  # the innermost mapping's __setitem__
+        add: Any = None  # the innermost list's append, and its places'
+        place: Any = None
         while True:
             event = get_event()
             values += 1
@@ -123,12 +127,11 @@ class _Stream:
                 mark = event.start_mark
                 position = (mark.line + 1, mark.column + 1)
                 if not mapping:
-                    places.append(position)
+                    place(position)
                     if tag == STR_TAG:
-                        container.append(value)
+                        add(value)
                     else:
-                        item = Scalar(tag, value, position)
-                        container.append(scalar(item, f"{path}[{len(places) - 1}]"))
+                        add(scalar(Scalar(tag, value, position), f"{path}[{len(places) - 1}]"))
                 elif key is None:
                     if tag == _MERGE_TAG or value[-1:] == "]" or _password_key(value):
                         raise Fallback  # a merge; a path that could be an item's; a password
@@ -139,9 +142,9 @@ class _Stream:
                     seen[key] = position
                     positions[key_path] = position
                 else:
-                    container[key] = (
-                        value if tag == STR_TAG else scalar(Scalar(tag, value, position), key_path)
-                    )
+                    if tag != STR_TAG:
+                        value = scalar(Scalar(tag, value, position), key_path)
+                    put(key, value)
                     key = None
                 continue
             if kind is MappingStartEvent or kind is SequenceStartEvent:
@@ -162,8 +165,10 @@ class _Stream:
                 mapping, path = kind is MappingStartEvent, item_path
                 if mapping:
                     container, key, seen = {}, None, {}
+                    put = container.__setitem__
                 else:
                     container, places = [], []
+                    add, place = container.append, places.append
                 continue
             if kind is not MappingEndEvent and kind is not SequenceEndEvent:
                 raise Fallback  # an alias
@@ -174,10 +179,12 @@ class _Stream:
                 return done  # type: ignore[no-any-return]
             container, mapping, path, key, key_path, seen, places = stack.pop()
             if mapping:
-                container[key] = done
+                put = container.__setitem__
+                put(key, done)
                 key = None
             else:
-                container.append(done)
+                add, place = container.append, places.append
+                add(done)
 
 
 _NO_PLACES: list[Position] = []  # the root mapping's stand-in for a list's, never added to

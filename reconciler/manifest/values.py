@@ -37,7 +37,7 @@ def _converter(construct: Callable[[ScalarNode], Any]) -> Callable[[str], Any]:
 
 _SCALARS: dict[str, Callable[[str], Any]] = {
     TAG + "null": lambda text: None,
-    TAG + "bool": _converter(_CONSTRUCTOR.construct_yaml_bool),
+    TAG + "bool": lambda text: SafeConstructor.bool_values[text.lower()],  # construct_yaml_bool
     TAG + "int": _converter(_CONSTRUCTOR.construct_yaml_int),
     TAG + "float": _converter(_CONSTRUCTOR.construct_yaml_float),
     STR_TAG: lambda text: text,
