@@ -78,11 +78,8 @@ class WorkspaceDecl:
     entry: Entry
     settings: Entry  # where the workspace's settings are written (``kinds.workspace``)
     users_key: str  # "users", or "members" for a team
+    name: str | None  # the entry's usable name, read once (the rules ask it many times)
     team: str | None = None
-
-    @property
-    def name(self) -> str | None:
-        return self.entry.get("name", str)
 
     def describe(self) -> str:
         if self.team is not None:
@@ -95,11 +92,8 @@ class GroupDecl:
     """A user group the manifest asks for: a ``groups`` entry or the group of a team."""
 
     entry: Entry
+    name: str | None  # the entry's usable name, read once
     team: str | None = None
-
-    @property
-    def name(self) -> str | None:
-        return self.entry.get("name", str)
 
     def describe(self) -> str:
         if self.team is not None:
@@ -135,15 +129,19 @@ class MergedManifest:
 
     def _declarations(self) -> Declarations:
         if self.made is None:
-            workspaces = [WorkspaceDecl(entry, entry, "users") for entry in self.workspaces]
-            groups = [GroupDecl(entry) for entry in self.groups]
+            workspaces = [
+                WorkspaceDecl(entry, entry, "users", entry.get("name", str))
+                for entry in self.workspaces
+            ]
+            groups = [GroupDecl(entry, entry.get("name", str)) for entry in self.groups]
+            team_groups = []
             for team in self.teams:
                 name = team.get("name", str)
                 settings = team.get("workspace", dict)
                 settings_entry = Entry(team.document, child(team.path, "workspace"), settings or {})
-                workspaces.append(WorkspaceDecl(team, settings_entry, "members", name))
-            groups.extend(GroupDecl(team, team.get("name", str)) for team in self.teams)
-            self.made = Declarations(tuple(workspaces), tuple(groups))
+                workspaces.append(WorkspaceDecl(team, settings_entry, "members", name, name))
+                team_groups.append(GroupDecl(team, name, name))
+            self.made = Declarations(tuple(workspaces), tuple(groups + team_groups))
         return self.made
 
 
