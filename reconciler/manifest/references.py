@@ -4,9 +4,11 @@ A workspace's ``users`` and a group's or team's ``members`` name site users by u
 e-mail address or ID; a manifest of 1,000 workspaces holds some 17,000 of them. The rules
 check each one (a reference that could never name a user as written, a user ID that YAML
 read as another number, a user listed twice) and the desired site holds each with the
-place it was written. Both need the same path and place of every reference, so one walk
+place it was written. Both need the same path and place of every reference, so one reading
 serves both: the rules take its findings (``rules.py``), the normalisation its references
-(``normalise.py``), where each used to walk all of them on its own.
+(``normalise.py``), where each used to walk all of them on its own. A list with nothing to
+report, nearly every one, is made into references in one go (``_CleanTexts``); any other is
+walked item by item (``_read_list``), where the findings are made.
 """
 
 from __future__ import annotations
