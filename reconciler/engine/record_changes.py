@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reconciler.engine.plan import Kept, ObjectKind, RecordChange
+from reconciler.engine.changes import ObjectKind
+from reconciler.engine.plan import Kept, RecordChange
 from reconciler.engine.records import (
     Event,
     Forgotten,

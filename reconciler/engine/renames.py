@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from reconciler.engine.changes import Change
 from reconciler.engine.diff import Comparison, WorkspaceDiff
-from reconciler.engine.plan import Change
 from reconciler.identity import NameSet, name_key
 from reconciler.kinds import workspace
 from reconciler.kinds.workspace import RecordedSettings
