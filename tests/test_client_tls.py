@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,3 +83,27 @@ def test_an_https_site_with_a_certificate_no_authority_signed_is_refused(tmp_pat
         _user_info(url)
     assert "certificate verify failed" in refused.value.message.lower()
     assert _Answer.served == 0
+
+
+IMPORT_CHECK = """
+import ssl
+import reconciler.api.transport
+import aiohttp.connector as connector
+loaded = ssl.create_default_context().cert_store_stats()["x509_ca"]
+print(loaded, connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509_ca"])
+"""
+
+
+@pytest.mark.e2e
+def test_importing_the_transport_leaves_the_default_authorities_to_everyone_else() -> None:
+    """aiohttp's import-time default contexts are made without authorities (45 ms saved on
+    every network command; the transport always brings its own context, and one of those used
+    by mistake would verify nothing, so connect to nothing), while every other default context
+    of the process, made after the import, loads them as before. A fresh interpreter: the
+    test process may have imported aiohttp already."""
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_CHECK], capture_output=True, text=True, check=True
+    )
+    others, aiohttps = (int(n) for n in done.stdout.split())
+    assert others > 0
+    assert aiohttps == 0

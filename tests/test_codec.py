@@ -75,7 +75,7 @@ records_strategy = every_field(
     site=st.just(SITE),
     pending=st.just(()),
     pending_until=st.none() | st.floats(allow_nan=False),  # NaN is never equal to itself
-    policy=st.none() | st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    policy=st.none() | policies,
 )
 
 

@@ -11,6 +11,7 @@ A missing file is a failure, never written silently.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -45,6 +46,19 @@ def golden_plan() -> Plan:
 @pytest.mark.parametrize("name", RENDERINGS)
 def test_each_rendering_matches_its_reviewed_file(name: str) -> None:
     assert_golden(name, RENDERINGS[name](golden_plan()))
+
+
+@pytest.mark.parametrize("name", RENDERINGS)
+def test_a_saved_plan_reads_back_and_shows_what_it_showed(name: str) -> None:
+    """A plan file saved before an upgrade is read by ``apply``/``review`` and shown again:
+    the reviewed ``plan.json`` (every kind of change, as the file writes it: a create's
+    ``settings`` and ``members``, ``members_added``/``members_removed``, ``fields``) reads back
+    to a plan that renders every reviewed file as it is, its checksum included."""
+    data = json.loads((GOLDEN / "plan.json").read_text(encoding="utf-8"))
+    checksum = data.pop("checksum")
+    saved = Plan.from_data(data)
+    assert saved.checksum == checksum
+    assert RENDERINGS[name](saved) == (GOLDEN / name).read_text(encoding="utf-8")
 
 
 def test_the_golden_site_shows_every_kind_of_change() -> None:

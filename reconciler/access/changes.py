@@ -31,7 +31,8 @@ from reconciler.engine.actions import (
     WorkspaceLeave,
     WriteAction,
 )
-from reconciler.engine.plan import Change, FieldChange, value_text
+from reconciler.engine.changes import Change, FieldChange
+from reconciler.engine.plan import value_text
 from reconciler.engine.users import UserDirectory
 from reconciler.model import LiveSite, LiveWorkspace
 
@@ -75,7 +76,9 @@ def plan_access(
         for a in actions
         if isinstance(a, WorkspaceDelete) and a.reason == "replace"
     }
-    fields = {c.name: c.fields for c in changes if c.kind == "workspace" and c.action == "replace"}
+    fields = {
+        c.name: c.changed_values for c in changes if c.kind == "workspace" and c.action == "replace"
+    }
     found: dict[tuple[str, str, str, str], AccessChange] = {}
     for action in actions:
         for change in _of(action, site, replaced, fields):
@@ -169,8 +172,8 @@ def _setting(person: str, name: str, field: FieldChange) -> Iterator[AccessChang
     cause: Cause = "override changed"
     if field.field not in ("permissions", "notifications"):
         return
-    if field.before is None or field.after is None:
-        detail = f"{value_text(field.before)} -> {value_text(field.after)}"
+    if not (isinstance(field.before, tuple) and isinstance(field.after, tuple)):
+        detail = f"{value_text(field.before)} -> {value_text(field.after)}"  # turned on or off
         yield AccessChange(person, name, "changes", field.field, "member", cause, detail)
         return
     before, after = set(field.before), set(field.after)

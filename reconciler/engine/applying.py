@@ -15,11 +15,11 @@ from typing import Protocol
 from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events, reconciled_event
 from reconciler.engine.executor import ApplyReport, Executor, Outcome
-from reconciler.engine.manifest_snapshot import desired_from_data, policy_to_data
+from reconciler.engine.manifest_snapshot import desired_from_data
 from reconciler.engine.observe import LoadedManifest, Observation, OpenSite, observe, plan_from
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_file import PlanFile
-from reconciler.engine.policy import recorded_policy, strictest
+from reconciler.engine.policy import strictest
 from reconciler.engine.record_changes import record_events
 from reconciler.engine.records import (
     Event,
@@ -161,7 +161,7 @@ def _under_strictest_policy(
     if job_manifest is not None:
         vouched: Policy | None = job_manifest.desired.policy
     else:
-        vouched = recorded_policy(records.policy, site.store.location)
+        vouched = records.policy
     policy = strictest([desired.policy, *([vouched] if vouched else [])])
     if policy == desired.policy:
         return desired, ""
@@ -197,7 +197,7 @@ async def _execute(
     """
     claim = [
         PlanApplied(checksum, len(plan.actions)),
-        PolicyApplied(policy_to_data(desired.policy)),
+        PolicyApplied(desired.policy),
     ]
     state.save(
         reduce(seen.records, [*record_events(plan.changed_records), *claim]),

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reconciler.access.words import drift_sentence
-from reconciler.engine.plan import Change, Plan, value_text
+from reconciler.engine.changes import Change, FieldChange
+from reconciler.engine.plan import Plan, value_text
 
 Category = Literal[
     "missing", "extra", "changed", "needs_replacement", "records", "unmanaged", "unobservable"
@@ -170,12 +171,14 @@ class DriftReport:
 
 def differences(change: Change) -> tuple[Difference, ...]:
     """Field by field, for programs and auditors: what the site shows and what the manifest
-    says (settings), or which members are missing and extra, and how each was learnt."""
+    says (settings), or which members are missing and extra, and how each was learnt. An
+    object to be created or deleted has none: the object itself is missing or extra."""
     found: list[Difference] = [
-        SettingDifference(f.field, f.before, f.after, f.basis) for f in change.fields
+        SettingDifference(f.field, f.before, f.after, f.basis) for f in change.changed_values
     ]
-    if change.added or change.removed:
-        found.append(MembersDifference(change.added, change.removed, change.basis))
+    members = change.membership
+    if members is not None and (members.joining or members.leaving):
+        found.append(MembersDifference(members.joining, members.leaving, members.basis))
     return tuple(found)
 
 
@@ -243,21 +246,28 @@ def _categorise(change: Change) -> tuple[Category, str]:
         return "changed", "; ".join(
             f"{f.field}: {value_text(f.before)} on the site, {value_text(f.after)} in the "
             "manifest (observed; no API method changes an existing user)"
-            for f in change.fields
+            for f in change.changed_values
         )
     if change.action in ("needs-replacement", "replace"):
         return "needs_replacement", "; ".join(
             f"{f.field}: {value_text(f.before)} -> {value_text(f.after)} ({f.basis})"
-            for f in change.fields
+            for f in change.changed_values
         )
+    return _members_changed(change.membership)
+
+
+def _members_changed(members: FieldChange | None) -> tuple[Category, str]:
+    """Who would join and leave: a change, or unobservable where the tool cannot judge."""
+    joining, leaving = (members.joining, members.leaving) if members else ((), ())
+    basis = members.basis if members else None
     parts = []
-    if change.added:
-        parts.append("missing members: " + ", ".join(change.added))
-    if change.removed:
-        parts.append("extra members: " + ", ".join(change.removed))
-    if change.basis is None:  # members the tool cannot judge: no record, no way to read them
+    if joining:
+        parts.append("missing members: " + ", ".join(joining))
+    if leaving:
+        parts.append("extra members: " + ", ".join(leaving))
+    if basis is None:  # members the tool cannot judge: no record, no way to read them
         return "unobservable", (
             "; ".join(parts) + " (the site cannot report group members and the tool has no "
             "record of them; whether these differ cannot be judged)"
         )
-    return "changed", "; ".join(parts) + f" ({change.basis})"
+    return "changed", "; ".join(parts) + f" ({basis})"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler import codec
-from reconciler.model import DesiredSite, Policy, Source, UserRef
+from reconciler.model import DesiredSite, Source, UserRef
 
 SNAPSHOT_VERSION = 2
 """Version 2 is written by the codec (version 1 was written by hand, in the same shape: both
@@ -61,12 +61,3 @@ def desired_from_data(data: Mapping[str, Any]) -> DesiredSite:
             f"{SNAPSHOT_VERSION} (the plan was made by another version of reconciler: plan again)"
         )
     return codec.from_data({k: v for k, v in data.items() if k != "version"}, DesiredSite)
-
-
-def policy_to_data(policy: Policy) -> dict[str, Any]:
-    return codec.to_data(policy)  # type: ignore[no-any-return]
-
-
-def policy_from_data(policy: Mapping[str, Any]) -> Policy:
-    """Raises ``ValueError`` for data that is not a policy."""
-    return codec.from_data(policy, Policy)

@@ -1,9 +1,21 @@
-"""Read the site and compare it with the manifest and the records: the first half of every job.
+"""The plan's way, in one direction: the first half of every job.
 
-A full observation reads every declared workspace, the users and the groups. A change-scoped
-one (``--changed``, see ``engine/scope.py``) reads only what the touched set needs and
-compares only the touched objects; everything else is left exactly as it is. Either way the
-result is an ``Observation`` that the planner turns into a plan.
+``observe`` takes the manifest through the steps in this order, each in its own module,
+each entered once:
+
+1. **select** (``targets.select``): everything, the objects ``--target``/``--exclude``
+   select, or what changed since the last apply (``--changed``, ``engine/scope.py``);
+2. **resolve names** (``wanted.Wanted``): the names a read must look for -- each workspace's
+   own and those it had before -- and the user references to verify;
+3. **read** (``site_read.read_site``): the site, whole or the scope, widened by what the site
+   shows changed behind the tool's back;
+4. **settle identities** (``identities.settle``): pending writes settled, records moved to
+   the manifest's names, user references resolved to the site's users;
+5. **compare** (``diff.compare``).
+
+The result is an ``Observation``; ``plan_from`` then plans and guards (``planner``).
+Creations an interrupted apply sent are given the time to land first
+(``pending.wait_for_landing``).
 """
 
 from __future__ import annotations
@@ -14,50 +26,23 @@ from dataclasses import dataclass, field, replace
 from reconciler import __version__
 from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
+from reconciler.engine.identities import UnknownUsers, settle
 from reconciler.engine.live import LiveReader, Progress
 from reconciler.engine.manifest_snapshot import desired_to_data
-from reconciler.engine.pending import settled_read, wait_for_landing
+from reconciler.engine.pending import wait_for_landing
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
-from reconciler.engine.record_changes import members_dropped, moved
-from reconciler.engine.records import Records, reduce
-from reconciler.engine.renames import (
-    move_notices,
-    moved_events,
-    record_moves,
-    renamed_users,
-    still_called,
-    with_old_names,
-)
-from reconciler.engine.scope import (
-    Scope,
-    scoped_records,
-    scoped_site,
-    widened,
-    with_moved_references,
-)
+from reconciler.engine.records import Records
+from reconciler.engine.scope import Scope
+from reconciler.engine.site_read import read_site
 from reconciler.engine.targets import select
-from reconciler.engine.users import Resolution, UserDirectory, resolve_references, unverified
-from reconciler.errors import ManifestError
-from reconciler.identity import NameSet
-from reconciler.model import DesiredSite, LiveSite, LiveUser
+from reconciler.engine.users import Resolution, UserDirectory
+from reconciler.engine.wanted import Wanted
+from reconciler.model import DesiredSite, LiveSite
 from reconciler.state.backend import Holder, RecordStore
 
-
-class UnknownUsers(ManifestError):
-    """The manifest names users the site does not have, or names ambiguously."""
-
-    def __init__(self, resolution: Resolution) -> None:
-        lines = [f'{ref.source}: no user on the site is "{ref.text}"' for ref in resolution.unknown]
-        lines += [ambiguity.describe() for ambiguity in resolution.ambiguous]
-        count = len(resolution.unknown) + len(resolution.ambiguous)
-        super().__init__(
-            f"{count} user reference(s) match no user, or more than one, on the site:\n  "
-            + "\n  ".join(lines),
-            hint="Use the username, e-mail address or numeric ID of one existing user.",
-        )
-        self.refs = resolution.unknown
+__all__ = ["UnknownUsers"]  # raised by ``observe``; defined where identities are settled
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,30 +105,15 @@ class Observation:
 async def observe(
     desired: DesiredSite, site: OpenSite, records: Records, options: PlanOptions
 ) -> Observation:
-    """Select, read and compare, in that order: the whole site, or (``options.changed``) the
-    touched set only, or (``--target``/``--exclude``) the selected objects only. Creations an
-    interrupted apply sent are given the time to land first (``pending.wait_for_landing``)."""
+    """Select, resolve names, read, settle identities and compare, in that order (see the
+    module's docstring)."""
     waited = await wait_for_landing(site.client, records)
     scope, notices = select(desired, records, options)
+    wanted = Wanted.of(desired)
     wall, cpu = time.perf_counter(), time.process_time()
-    if scope is None:
-        live = await _read_full(desired, site, records)
-    else:
-        live, scope = await _read_scoped(desired, site, records, scope)
+    live, scope = await read_site(LiveReader(site.client, site.progress), wanted, records, scope)
     seen = compare_live(desired, live, records, read=ReadTimes.since(wall, cpu), scope=scope)
     return _with_notices(seen, *notices, *([waited] if waited else []))
-
-
-async def _read_full(desired: DesiredSite, site: OpenSite, records: Records) -> LiveSite:
-    def fallback(users: tuple[LiveUser, ...]) -> set[int]:
-        ids = set(resolve_references(desired, UserDirectory.of(users)).ids.values())
-        return ids | {m for ws in records.workspaces.values() for m in ws.members}
-
-    return await LiveReader(site.client, site.progress).read(
-        with_old_names(desired, [ws.name for ws in desired.workspaces]),
-        fallback,
-        who_am_i=bool(desired.users or records.users),
-    )
 
 
 def compare_live(
@@ -154,97 +124,25 @@ def compare_live(
     read: ReadTimes,
     scope: Scope | None = None,
 ) -> Observation:
-    """Compare a read of the site with ``desired`` (its touched part, with a ``scope``)."""
-    alive, settled, learnt = settled_read(records, live)
-    compared = desired if scope is None else scoped_site(desired, scope)
-    moves = [m for m in record_moves(desired, settled, live) if _in(scope, m.kind, m.new)]
-    settled = reduce(settled, moved_events(moves))
-    directory = UserDirectory.of(live.users)
-    resolution = renamed_users(resolve_references(compared, directory), desired, settled, live)
-    if resolution.unknown or resolution.ambiguous:
-        raise UnknownUsers(resolution)
-    base = settled if scope is None else scoped_records(settled, scope)
-    comparison = compare(compared, live, base, resolution)
+    """Settle identities and compare a read of the site with ``desired`` (its touched part,
+    with a ``scope``)."""
+    known = settle(desired, live, records, scope)
+    comparison = compare(known.compared, live, known.base, known.resolution)
     if scope is not None:  # a partial read cannot tell unmanaged objects from untouched ones
-        comparison = Comparison(
-            comparison.workspaces,
-            comparison.groups,
-            (),
-            comparison.conflicts,
-            comparison.notes,
-            comparison.users,
-        )
-    notices: tuple[str, ...] = (scope.describe(),) if scope is not None else ()
-    notices += move_notices(moves) or still_called(compared, live, settled, moves)
+        comparison = replace(comparison, unmanaged=())
     return Observation(
-        compared,
+        known.compared,
         live,
-        settled,
-        directory,
-        resolution,
+        known.records,
+        known.directory,
+        known.resolution,
         comparison,
         scope,
-        tuple(learnt),
-        notices,
+        known.learnt,
+        known.notices,
         read,
-        (*members_dropped(records, alive), *moved(moves)),
+        known.record_changes,
     )
-
-
-def _in(scope: Scope | None, kind: str, name: str) -> bool:
-    return scope is None or scope.holds(kind, name)
-
-
-MAX_SCOPED_LOOKUPS = 250
-"""Past this many references to look up, one read of the whole user list is cheaper: searches
-go out concurrently (a round trip per eight), the user list one page after another."""
-
-
-async def _read_scoped(
-    desired: DesiredSite, site: OpenSite, records: Records, scope: Scope
-) -> tuple[LiveSite, Scope]:
-    """Read the touched set, widen it by what the site shows changed behind the tool's back
-    (managed workspaces and groups deleted or renamed by hand), read what the widening
-    added, and resolve every reference fresh from the site, as a full plan would: never from
-    what the records remember of a user (an e-mail may have moved to another account).
-
-    Fresh means read by this plan: a reference that a member of a workspace it read, or a
-    user ``users_location_access`` listed, names exactly is resolved from that; only the
-    others are looked up (``users.unverified``), so the calls grow with the change."""
-    reader = LiveReader(site.client, site.progress)
-    declared_users = NameSet("user", (u.username for u in desired.users))
-    deleting_users = any(name not in declared_users for name in scope.users)
-    managed_groups = records.managed_groups()
-    live = await reader.read_scoped(
-        with_old_names(desired, scope.workspaces),
-        (),
-        locations=bool(managed_groups) or bool(scope.groups),
-        all_users=deleting_users,
-        who_am_i=deleting_users,
-    )
-    every_user = deleting_users  # the whole user list was read: nothing to look up
-    wide, looked = widened(scope, live, records).within(), set[str]()
-    for _ in range(3):  # each round may pull in objects whose references then need looking up
-        added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
-        if added:
-            live = await reader.with_details(live, with_old_names(desired, added))
-        more = unverified(scoped_site(desired, wide), UserDirectory.of(live.users)) - looked
-        if more and not every_user:
-            every_user = len(more) > MAX_SCOPED_LOOKUPS
-            found = await (reader.every_user() if every_user else reader.look_up(more))
-            live = _with_users(live, found)
-        looked |= more
-        pulled = with_moved_references(desired, wide, live, records).within()
-        if pulled == wide:
-            break
-        wide = pulled
-    return live, wide
-
-
-def _with_users(live: LiveSite, found: tuple[LiveUser, ...]) -> LiveSite:
-    """``live`` with the users a look-up found, in place of what another read said of them."""
-    ids = {user.id for user in found}
-    return replace(live, users=found + tuple(u for u in live.users if u.id not in ids))
 
 
 def _with_notices(seen: Observation, *notices: str) -> Observation:

@@ -1,10 +1,11 @@
 """The plan: a typed value object that every renderer, the plan file and ``apply`` read.
 
 A plan holds the ordered actions (one API call each, typed: ``reconciler.engine.actions``),
-the changes they make object by object, the changes to the tool's records alone
-(``record_changes``: a ``previously`` move, the record of an object that is gone), what is
-left alone and why, what apply would refuse (``guards``), the live facts the actions depend on
-(``expects``) and where it comes from (``context``, with the manifest it was made from).
+the changes they make object by object (``engine/changes.py``: one shape for every kind), the
+changes to the tool's records alone (``record_changes``: a ``previously`` move, the record of
+an object that is gone), what is left alone and why, what apply would refuse (``guards``),
+the live facts the actions depend on (``expects``) and where it comes from (``context``, with
+the manifest it was made from).
 ``data`` is derived from it and is the plan file's content (``docs/plan-format.md``);
 ``Plan.from_data`` reads a file back.
 """
@@ -22,6 +23,8 @@ from typing import Any, Literal
 from reconciler import codec
 from reconciler.access.model import AccessChange
 from reconciler.engine.actions import WriteAction, action_from_data
+from reconciler.engine.changes import Change, ObjectKind
+from reconciler.engine.changes_format import read_changes, write_changes
 from reconciler.errors import RefusedForSafety
 from reconciler.kinds.change import Basis as Basis  # how a fact was learnt
 from reconciler.model import DesiredSite
@@ -29,43 +32,7 @@ from reconciler.model import DesiredSite
 PLAN_FORMAT = "site-reconciler-plan"
 PLAN_FORMAT_VERSION = 3
 
-ChangeKind = Literal[
-    "create", "update", "replace", "delete", "needs-replacement", "renamed", "differs"
-]
-ObjectKind = Literal["workspace", "group", "user"]
 RecordAction = Literal["move", "forget", "drop-members"]
-
-
-@dataclass(frozen=True, slots=True)
-class FieldChange:
-    """A setting that differs and that only a replacement could change."""
-
-    field: str  # the name of a field of the kind's spec
-    before: Any
-    after: Any
-    basis: Basis
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """What happens to one object, for people: renderers and drift read these."""
-
-    kind: ObjectKind
-    name: str
-    action: ChangeKind
-    id: int | None = None
-    settings: Mapping[str, Any] | None = None  # create: the new workspace's settings
-    members: tuple[str, ...] | None = None  # create: the new group's members
-    added: tuple[str, ...] = ()  # members (or users) joining
-    removed: tuple[str, ...] = ()  # members (or users) leaving
-    basis: Basis | None = None  # how the members now were learnt
-    fields: tuple[FieldChange, ...] = ()  # replace / needs-replacement
-    note: str | None = None
-    warning: str | None = None
-    hint: str | None = None
-
-
-codec.rename(Change, omit_defaults=True, added="members_added", removed="members_removed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +212,7 @@ class Plan:
             "options": codec.to_data(self.options),
             "summary": self.summary,
             "notices": list(self.notices),
-            "changes": codec.to_data(self.changes, tuple[Change, ...]),
+            "changes": write_changes(self.changes),
             **({} if self.access is None else {"access": codec.to_data(self.access, _ACCESS)}),
             "actions": [action.to_data() for action in self.actions],
             **(
@@ -288,7 +255,7 @@ class Plan:
             context=context,
             options=codec.from_data(data["options"], PlanOptions),
             actions=tuple(action_from_data(a) for a in data["actions"]),
-            changes=codec.from_data(data["changes"], tuple[Change, ...]),
+            changes=read_changes(data["changes"]),
             kept=codec.from_data(data["kept"], tuple[Kept, ...]),
             unmanaged=codec.from_data(data["unmanaged"], tuple[Unmanaged, ...]),
             unobservable=tuple(str(s) for s in data["unobservable"]),

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from reconciler.engine.actions import (
     DELETES_ACCOUNT,
@@ -33,14 +32,17 @@ from reconciler.engine.actions import (
     WorkspaceLeave,
     WriteAction,
 )
+from reconciler.engine.changes import Change, FieldChange, ObjectKind, created, field_value
 from reconciler.engine.diff import GroupDiff, UserDiff, WorkspaceDiff
-from reconciler.engine.plan import Change, FieldChange, Kept, ObjectKind, PlanOptions, RecordChange
+from reconciler.engine.plan import Kept, PlanOptions, RecordChange
 from reconciler.engine.record_changes import forget_vanished
 from reconciler.engine.safety import protecting
 from reconciler.engine.users import UserDirectory, user_order
 from reconciler.identity import NameSet
+from reconciler.kinds import group as kinds_group
 from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
+from reconciler.kinds.change import Basis, FieldDiff
 from reconciler.kinds.workspace import WorkspaceSpec
 from reconciler.model import DesiredUser, DesiredWorkspace, LiveSite, LiveUser, Policy
 
@@ -90,10 +92,7 @@ class PlanSteps:
                         diff.username,
                         "differs",
                         id=diff.live.id if diff.live else None,
-                        fields=tuple(
-                            FieldChange(f.field, _display(f.live), _display(f.desired), f.basis)
-                            for f in diff.differences
-                        ),
+                        fields=_differing(diff.differences),
                         hint="no API method changes an existing user: change it in the web "
                         "app, or change the manifest to match",
                     )
@@ -107,9 +106,9 @@ class PlanSteps:
 
     def _create_user(self, user: DesiredUser, gone_id: int | None) -> None:
         self.add(UserAdd.declared(user))
-        settings = kinds_user.shown(user.settings)
+        fields = created(kinds_user.shown(user.settings))
         self.changes.append(
-            Change("user", user.username, "create", settings=settings, note=_gone_note(gone_id))
+            Change("user", user.username, "create", fields=fields, note=_gone_note(gone_id))
         )
 
     def _retire_user(self, username: str, live: LiveUser) -> None:
@@ -156,9 +155,9 @@ class PlanSteps:
     def _create_group(self, diff: GroupDiff) -> None:
         members = tuple(sorted(diff.desired_members, key=user_order))
         self.add(GroupCreate(name=diff.name, members=members))
-        note = _gone_note(diff.gone_id)
+        fields = created({kinds_group.MEMBERS: self.directory.labels(members)})
         self.changes.append(
-            Change("group", diff.name, "create", members=self.directory.labels(members), note=note)
+            Change("group", diff.name, "create", fields=fields, note=_gone_note(diff.gone_id))
         )
 
     def _group_update(self, diff: GroupDiff) -> None:
@@ -179,12 +178,27 @@ class PlanSteps:
                 diff.name,
                 "update",
                 id=diff.id,
-                added=self.directory.labels(diff.members_to_add),
-                removed=self.directory.labels(diff.members_to_remove),
-                basis="recorded" if diff.members_known else None,
+                fields=self._members(
+                    kinds_group.MEMBERS,
+                    diff.members_to_add,
+                    diff.members_to_remove,
+                    "recorded" if diff.members_known else None,
+                ),
                 note=note,
             )
         )
+
+    def _members(
+        self,
+        field: str,
+        joining: Iterable[UserKey],
+        leaving: Iterable[UserKey],
+        basis: Basis | None,
+    ) -> tuple[FieldChange]:
+        """Who joins and who leaves, as a change of the kind's members field: before, those
+        leaving; after, those joining (those who stay are no part of it)."""
+        labels = self.directory.labels
+        return (FieldChange(field, labels(leaving), labels(joining), basis),)
 
     def _memberships(
         self, kind: type[MembershipChange], by_user: dict[UserKey, list[Place]]
@@ -208,7 +222,7 @@ class PlanSteps:
                         "workspace",
                         diff.name,
                         "create",
-                        settings=_settings(diff.desired, self.directory, diff.desired_users),
+                        fields=_created_workspace(diff.desired, self.directory, diff.desired_users),
                         note=_gone_note(diff.gone_id),
                     )
                 )
@@ -237,9 +251,9 @@ class PlanSteps:
                 diff.name,
                 "update",
                 id=diff.live.id if diff.live else None,
-                added=self.directory.labels(diff.users_to_add),
-                removed=self.directory.labels(diff.users_to_remove),
-                basis=diff.members_basis,
+                fields=self._members(
+                    workspace.MEMBERS, diff.users_to_add, diff.users_to_remove, diff.members_basis
+                ),
             )
         )
 
@@ -249,10 +263,7 @@ class PlanSteps:
         A workspace left as it is still gets its members updated: members never need it.
         """
         assert diff.live is not None and diff.desired is not None
-        fields = tuple(
-            FieldChange(f.field, _display(f.live), _display(f.desired), f.basis)
-            for f in diff.replacement
-        )
+        fields = _differing(diff.replacement)
         pattern = protecting("workspace", self.policy.protect, diff.name, diff.live.name)
         if diff.name not in NameSet("workspace", self.options.replace) or pattern is not None:
             hint = (
@@ -364,13 +375,17 @@ def _workspace_add(key: _Creation, names: list[str]) -> WorkspaceAdd:
     return WorkspaceAdd(names=tuple(names), settings=settings, users=users)
 
 
-def _settings(
+def _created_workspace(
     ws: DesiredWorkspace, directory: UserDirectory, users: Iterable[UserKey]
-) -> dict[str, Any]:
-    return workspace.data(ws.settings, ("users", list(directory.labels(users))))
+) -> tuple[FieldChange, ...]:
+    """A new workspace's settings, its users among them where plans have always shown them."""
+    return created(workspace.data(ws.settings, (workspace.MEMBERS, directory.labels(users))))
 
 
-def _display(value: object) -> Any:
-    if isinstance(value, frozenset):
-        return sorted(value)
-    return value
+def _differing(differences: Iterable[FieldDiff]) -> tuple[FieldChange, ...]:
+    """The fields that differ, as the site (or the records) has them before and the manifest
+    wants them after."""
+    return tuple(
+        FieldChange(f.field, field_value(f.live), field_value(f.desired), f.basis)
+        for f in differences
+    )

@@ -10,11 +10,8 @@ takes its tightest value, deletion is allowed only if both allow it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from reconciler.engine.manifest_snapshot import policy_from_data
-from reconciler.errors import StateError
 from reconciler.model import Policy
 
 
@@ -40,13 +37,3 @@ def _union(patterns: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
         for pattern in group:
             seen.setdefault(pattern, None)
     return tuple(seen)
-
-
-def recorded_policy(data: Mapping[str, Any] | None, where: str) -> Policy | None:
-    """The policy the records' last apply ran under, or None when none is recorded."""
-    if data is None:
-        return None
-    try:
-        return policy_from_data(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise StateError(f"The policy recorded in {where} is damaged ({exc}).") from None

@@ -8,7 +8,7 @@ changes", the pipeline skipped its apply, and the next manifest without ``previo
 deleted the workspace it had renamed (issue 31). Now each is a ``RecordChange`` in the plan:
 shown, counted as a change, carried by a saved plan, and saved by its apply.
 
-The observation folds them into the records it compares with (``observe.compare_live``), so
+The observation folds them into the records it compares with (``identities.settle``), so
 the plan is made against the records as they will be; an apply saves exactly those records,
 with ``record_events`` folded in once more (folding twice changes nothing).
 """
@@ -16,9 +16,11 @@ with ``record_events`` folded in once more (folding twice changes nothing).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from reconciler.engine.plan import Kept, ObjectKind, RecordChange
+from reconciler.engine.changes import ObjectKind
+from reconciler.engine.plan import Kept, RecordChange
 from reconciler.engine.records import (
     Event,
     Forgotten,
@@ -26,9 +28,61 @@ from reconciler.engine.records import (
     RecordedGroup,
     RecordedWorkspace,
     Records,
+    Tables,
 )
-from reconciler.engine.renames import Move, RecordMoved
 from reconciler.model import LiveSite
+
+Kind = Literal["workspace", "group", "user"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMoved(Event):
+    """The record of ``old`` is now the record of ``new``: the same site object, renamed in the
+    manifest (``previously``) or by ``state mv``. The site is not changed."""
+
+    kind: Kind
+    old: str
+    new: str
+
+    def fold(self, tables: Tables) -> None:
+        table: dict[str, Any] = getattr(tables, f"{self.kind}s")
+        record = table.get(self.old)
+        if record is None or self.new in table:
+            return  # never onto another record (``record_moves`` and ``state mv`` make sure
+            # no record of another spelling of the new name exists either)
+        table[self.new] = table.pop(self.old)
+        digests = tables.digests
+        if (old_key := f"{self.kind}:{self.old}") in digests:
+            del digests[old_key]  # the new name is compared afresh
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A record the manifest's ``previously`` moves, and what the site calls the object."""
+
+    kind: Kind
+    old: str
+    new: str
+    object_id: int | None
+    site_name: str | None  # None: the site does not list it (groups on some sites)
+    respelled: bool = False  # the manifest writes the recorded name in another spelling
+
+    def notice(self) -> str | None:
+        what = {"workspace": "Workspace", "group": "User group", "user": "User"}[self.kind]
+        if self.respelled:
+            return None  # the same name, as the site compares names: nothing to say
+        if self.site_name == self.new:
+            return (
+                f'{what} "{self.new}" (previously "{self.old}", ID {self.object_id}): the '
+                "tool's records move to the new name; the site already calls it by it."
+            )
+        called = f'"{self.site_name}"' if self.site_name else f'"{self.old}" (as recorded)'
+        return (
+            f'{what} "{self.new}" (previously "{self.old}", ID {self.object_id}): the tool\'s '
+            "records move to the new name; nothing is deleted or created. The site's API "
+            f"cannot rename, so the site keeps calling it {called} until someone renames it "
+            "in the web app; the tool follows it by ID either way."
+        )
 
 
 def moved(moves: Iterable[Move]) -> list[RecordChange]:

@@ -9,8 +9,8 @@ from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events
 from reconciler.engine.observe import LoadedManifest, OpenSite, observe
 from reconciler.engine.plan import PlanOptions
+from reconciler.engine.record_changes import RecordMoved
 from reconciler.engine.records import Forgotten, Records, reduce
-from reconciler.engine.renames import RecordMoved
 from reconciler.errors import ReconcilerError
 from reconciler.identity import lookup
 from reconciler.state.backend import Holder, RecordStore

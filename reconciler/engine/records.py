@@ -28,6 +28,7 @@ from reconciler.kinds.change import Origin as Origin
 from reconciler.kinds.group import RecordedGroup as RecordedGroup  # each kind's record type
 from reconciler.kinds.user import RecordedUser as RecordedUser
 from reconciler.kinds.workspace import RecordedWorkspace as RecordedWorkspace
+from reconciler.model import Policy
 
 RECORDS_FORMAT = 3
 """Format 3 is the model as the codec writes it (``reconciler.codec``); formats 1 and 2 are
@@ -80,9 +81,9 @@ class Records:
     digests: Mapping[str, str] = field(default_factory=dict)
     references: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     last_full_read: str | None = None
-    # The policy the last apply ran under (its manifest's, as data): a saved plan never runs
-    # under a weaker one, whatever policy the plan file carries.
-    policy: Mapping[str, Any] | None = None
+    # The policy the last apply ran under (its manifest's): a saved plan never runs under a
+    # weaker one, whatever policy the plan file carries (``engine/policy.py``).
+    policy: Policy | None = None
     # Set by ``state migrate`` on the copy it left behind: where the records went, and when.
     moved_to: Mapping[str, str] | None = None
     # The last drift report sent or shown with --notify / --since-last.
@@ -231,12 +232,12 @@ class PlanProgress(Event):
 
 @dataclass(frozen=True, slots=True)
 class PolicyApplied(Event):
-    """An apply ran under this policy (as data): the floor for every later saved plan."""
+    """An apply ran under this policy: the floor for every later saved plan."""
 
-    policy: Mapping[str, Any]
+    policy: Policy
 
     def fold(self, tables: Tables) -> None:
-        tables.policy = dict(self.policy)
+        tables.policy = self.policy
 
 
 @dataclass(frozen=True, slots=True)

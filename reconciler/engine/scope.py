@@ -22,7 +22,7 @@ from reconciler import codec
 from reconciler.engine.pending import pending_writes
 from reconciler.engine.records import Records
 from reconciler.engine.selection import Selection
-from reconciler.engine.users import UserDirectory, references, resolve_references
+from reconciler.engine.users import references
 from reconciler.identity import same_name, username_key
 from reconciler.model import (
     DesiredGroup,
@@ -221,25 +221,6 @@ def _tables(records: Records) -> list[tuple[str, Iterable[str]]]:
         ("group", [n for n, r in records.groups.items() if r.managed]),
         ("user", [n for n, r in records.users.items() if r.managed]),
     ]
-
-
-def with_moved_references(
-    desired: DesiredSite, scope: Scope, live: LiveSite, records: Records
-) -> Scope:
-    """``scope`` with every declared workspace and group naming a reference that now means
-    another user than the records say it did (an e-mail moved to a new account, a user
-    deleted and made again): a full plan would change their members too."""
-    resolution = resolve_references(scoped_site(desired, scope), UserDirectory.of(live.users))
-    moved = {
-        text
-        for text, user_id in resolution.ids.items()
-        if text in records.references and records.references[text][0] != user_id
-    }
-    if not moved:
-        return scope
-    workspaces = {ws.name for ws in desired.workspaces if any(r.text in moved for r in ws.users)}
-    groups = {g.name for g in desired.groups if any(r.text in moved for r in g.members)}
-    return replace(scope, workspaces=scope.workspaces | workspaces, groups=scope.groups | groups)
 
 
 def widened(scope: Scope, live: LiveSite, records: Records) -> Scope:

@@ -141,25 +141,22 @@ def _is(user: LiveUser, declared: DesiredUser) -> bool:
     )
 
 
-def unverified(desired: DesiredSite, read: UserDirectory) -> frozenset[str]:
-    """What a scoped plan must look up on the site to resolve ``desired`` exactly as a read of
-    every user would, given the users its reads named (``read``): every reference those users
-    do not name (``names``), and every declared user's username and e-mail (their facts --
-    e-mail, administrator, active -- are compared, and only a look-up reports them all)."""
-    texts = {ref.text for ref in references(desired) if not read.names(ref)}
-    for user in desired.users:
-        texts |= {user.username, user.email}
-    return frozenset(text for text in texts if text)
-
-
 def resolve_references(desired: DesiredSite, directory: UserDirectory) -> Resolution:
     """Resolve every user reference of the manifest; the rest are kept with their source."""
+    return resolve(references(desired), desired.users, directory)
+
+
+def resolve(
+    refs: Iterable[UserRef], declared_users: Iterable[DesiredUser], directory: UserDirectory
+) -> Resolution:
+    """Resolve ``refs`` against the site's users (``directory``) and the users the manifest
+    declares (a reference to one the site does not have yet is bound after apply)."""
     ids: dict[str, int] = {}
     new: dict[str, str] = {}
     unknown: list[UserRef] = []
     ambiguous: dict[str, Ambiguity] = {}
-    declared = _declared_index(desired.users)
-    for ref in references(desired):
+    declared = _declared_index(declared_users)
+    for ref in refs:
         if ref.text in ids or ref.text in ambiguous or ref.text in new:
             continue
         found = directory.candidates(ref)

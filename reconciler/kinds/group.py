@@ -19,6 +19,10 @@ KIND = "group"
 REQUIRES_REPLACEMENT: frozenset[str] = frozenset()
 """Groups are never replaced: their members change in place."""
 
+MEMBERS = "members"
+"""The field that says who belongs to a group, its only one: a plan's change of it lists who
+joins and who leaves (``engine/changes.py``)."""
+
 
 def name_key(name: str) -> str:
     """The identity of a user group name: how names of groups are compared wherever they are

@@ -54,6 +54,9 @@ class RecordedUser:
 REQUIRES_REPLACEMENT: frozenset[str] = frozenset()
 """Users are never replaced: a field that differs is drift, reported and never "fixed"."""
 
+MEMBERS: str | None = None
+"""A user belongs to workspaces and groups, and has no members of its own."""
+
 TEXTS = ("first_name", "last_name", "organization")
 """The free-text fields: checked as the site will store them (``manifest/users.py``)."""
 

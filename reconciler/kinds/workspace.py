@@ -42,6 +42,10 @@ class WorkspaceSpec:
     notifications: Overrides = None
 
 
+MEMBERS = "users"
+"""The field that says who belongs to a workspace: a plan's change of it lists who joins and
+who leaves (``engine/changes.py``)."""
+
 MEMBERS_AT = 1
 """Where a workspace's users are written among its settings (plans and the API list them
 after the first setting)."""

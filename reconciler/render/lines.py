@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reconciler.engine.plan import Change, Plan, value_text
+from reconciler.engine.changes import NOTHING, Change, FieldChange
+from reconciler.engine.plan import Plan, value_text
 from reconciler.findings import plural
 
 SYMBOLS = {
@@ -58,34 +59,38 @@ def _title(change: Change) -> str:
 
 
 def change_lines(change: Change) -> list[Line]:
-    """The lines of one object's change, Terraform style."""
+    """The lines of one object's change, Terraform style: a created field with ``+``, who joins
+    and who leaves with ``+`` and ``-``, any other field with ``~`` before ``->`` after."""
     lines = [Line(_title(change), STYLES[change.action])]
-    who = "members" if change.kind == "group" else "users"
-    if change.action == "create":
-        for name, value in (change.settings or {}).items():
-            lines.append(Line(f"    + {name + ':':<15} {value_text(value)}", "create"))
-        if change.members is not None:
-            lines.append(Line(f"    + {'members:':<15} {value_text(change.members)}", "create"))
     for item in change.fields:
-        lines.append(
-            Line(
-                f"    ~ {item.field}: {value_text(item.before)} -> {value_text(item.after)}"
-                f"   ({item.basis})",
-                "change",
+        if item.before is NOTHING:
+            lines.append(Line(f"    + {item.field + ':':<15} {value_text(item.after)}", "create"))
+        elif change.is_membership(item):
+            lines += _membership_lines(item)
+        else:
+            lines.append(
+                Line(
+                    f"    ~ {item.field}: {value_text(item.before)} -> {value_text(item.after)}"
+                    f"   ({item.basis})",
+                    "change",
+                )
             )
-        )
-    if change.action == "update":
-        basis = f"   ({change.basis})" if change.basis else ""
-        if change.added:
-            lines.append(Line(f"    + {who}: {value_text(change.added)}{basis}", "create"))
-        if change.removed:
-            lines.append(Line(f"    - {who}: {value_text(change.removed)}{basis}", "delete"))
     if change.action == "needs-replacement":
         lines.append(Line(f"    {change.warning}", "warning"))
     if change.hint:
         lines.append(Line(f"    {change.hint}", "dim"))
     if change.note:
         lines.append(Line(f"    note: {change.note}", "dim"))
+    return lines
+
+
+def _membership_lines(item: FieldChange) -> list[Line]:
+    basis = f"   ({item.basis})" if item.basis else ""
+    lines = []
+    if item.joining:
+        lines.append(Line(f"    + {item.field}: {value_text(item.joining)}{basis}", "create"))
+    if item.leaving:
+        lines.append(Line(f"    - {item.field}: {value_text(item.leaving)}{basis}", "delete"))
     return lines
 
 

@@ -1,0 +1,90 @@
+"""The plan's second step, *resolve names*: what a read of the site must look for, taken from
+the manifest once, before anything is read.
+
+A read needs two things of the manifest, and only these: the names under which the site may
+list a declared workspace (its own and those it had before, ``previously:``: the API cannot
+rename, so the site may still use an old one), and the user references the declared objects
+make (to verify them against the users the read returns, and to look up the others). The
+read (``engine/site_read.py``) works from a ``Wanted`` and never from the manifest itself,
+so the manifest goes from ``select`` to ``settle identities`` without a detour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from reconciler.engine.users import Resolution, UserDirectory, resolve
+from reconciler.identity import NameSet
+from reconciler.model import DesiredSite, DesiredUser, UserRef
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """The names and references of the declared objects, by kind and name."""
+
+    old_names: dict[str, tuple[str, ...]]  # workspace -> the names it had before
+    workspace_refs: dict[str, tuple[UserRef, ...]]  # workspace -> its users
+    group_refs: dict[str, tuple[UserRef, ...]]  # group -> its members
+    users: tuple[DesiredUser, ...]  # the declared users (their facts are compared)
+
+    @classmethod
+    def of(cls, desired: DesiredSite) -> Wanted:
+        return cls(
+            {ws.name: ws.previously for ws in desired.workspaces},
+            {ws.name: ws.users for ws in desired.workspaces},
+            {group.name: group.members for group in desired.groups},
+            desired.users,
+        )
+
+    @property
+    def workspaces(self) -> list[str]:
+        """Every declared workspace, by the manifest's name."""
+        return list(self.workspace_refs)
+
+    def with_old_names(self, names: Iterable[str]) -> list[str]:
+        """``names`` of workspaces and the names they had before: the site may still use one
+        (a workspace's details are read by the name the site lists)."""
+        wanted = set(names)
+        chosen = NameSet("workspace", wanted)
+        old = {n for name, before in self.old_names.items() if name in chosen for n in before}
+        return sorted(wanted | old)
+
+    def within(
+        self, workspaces: Collection[str], groups: Collection[str], users: Collection[str]
+    ) -> Wanted:
+        """What the objects of a scope (by the manifest's names) look for."""
+        return Wanted(
+            {n: old for n, old in self.old_names.items() if n in workspaces},
+            {n: refs for n, refs in self.workspace_refs.items() if n in workspaces},
+            {n: refs for n, refs in self.group_refs.items() if n in groups},
+            tuple(user for user in self.users if user.username in users),
+        )
+
+    def references(self) -> list[UserRef]:
+        """Every user reference, workspaces' then groups', in manifest order."""
+        refs = [ref for refs in self.workspace_refs.values() for ref in refs]
+        return refs + [ref for refs in self.group_refs.values() for ref in refs]
+
+    def resolve(self, directory: UserDirectory) -> Resolution:
+        """The references resolved against ``directory`` (``users.resolve``)."""
+        return resolve(self.references(), self.users, directory)
+
+    def unverified(self, read: UserDirectory) -> frozenset[str]:
+        """What a scoped plan must look up on the site to resolve these references exactly as
+        a read of every user would, given the users its reads named (``read``): every
+        reference those users do not name (``UserDirectory.names``), and every declared
+        user's username and e-mail (their facts -- e-mail, administrator, active -- are
+        compared, and only a look-up reports them all)."""
+        texts = {ref.text for ref in self.references() if not read.names(ref)}
+        for user in self.users:
+            texts |= {user.username, user.email}
+        return frozenset(text for text in texts if text)
+
+    def naming(self, texts: Collection[str]) -> tuple[set[str], set[str]]:
+        """The workspaces and the groups that name one of ``texts``."""
+        workspaces = {
+            n for n, refs in self.workspace_refs.items() if any(r.text in texts for r in refs)
+        }
+        groups = {n for n, refs in self.group_refs.items() if any(r.text in texts for r in refs)}
+        return workspaces, groups
