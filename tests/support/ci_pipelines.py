@@ -11,7 +11,6 @@ is written once and run on both forges.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets as random_secrets
 from collections.abc import Callable, Iterator
@@ -30,6 +29,7 @@ from tests.support.ci_github import (
     GithubEvent,
     GithubRepo,
     GithubRun,
+    install_step,
     load_github_workflow,
 )
 from tests.support.ci_gitlab import (
@@ -51,7 +51,7 @@ from tests.support.loopback import (
     LoopbackSite,
     loopback_site,
 )
-from tests.support.postgres import APP_ROLE, PostgresServer
+from tests.support.postgres import APP_ROLE, PostgresServer, run_directory
 
 FORGES = ("github", "gitlab")
 OPERATIONS = ("onboard", "adopt", "state-forget", "state-mv", "targeted-apply")
@@ -300,11 +300,13 @@ def _check_no_secret(root: Path, team: Team, hidden: list[str]) -> None:
 
 
 @pytest.fixture(scope="session")
-def ci_tool(tmp_path_factory: pytest.TempPathFactory) -> ToolBuild:
-    """This checkout's wheel and the runners' cache of its dependencies, once per session
-    (shared by the pytest-xdist workers, whose own temporary trees hang below one directory)."""
-    base = tmp_path_factory.getbasetemp()
-    return build_tool((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "ci-tool")
+def ci_tool() -> ToolBuild:
+    """This checkout's wheel and the runners' cache of its dependencies, once per run, in the
+    run's shared directory (the pytest-xdist workers share it; outside pytest's temporary tree,
+    and removed when the run ends)."""
+    shared = run_directory()
+    assert shared is not None, "no shared directory for the run (tests/conftest.py makes it)"
+    return build_tool(shared / "ci-tool", install_step())
 
 
 TeamFactory = Callable[..., Team]
