@@ -11,6 +11,7 @@ is written once and run on both forges.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets as random_secrets
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 from reconciler.api.config import check_site_url
+from reconciler.errors import EXIT_OK
 from reconciler.sandbox.settings import SandboxSettings, profile_settings
 from reconciler.state.locate import open_records, parse_location
 from tests.support.ci_github import (
@@ -41,6 +43,7 @@ from tests.support.ci_gitlab import (
     load_gitlab_template,
 )
 from tests.support.ci_runs import JOB_LOGS, JobRun, ToolBuild, build_tool
+from tests.support.cli_runner import run_reconciler
 from tests.support.forge_api import CommentsApi, comments_api
 from tests.support.loopback import (
     ADMIN_KEY,
@@ -155,6 +158,16 @@ class Team:
                 secrets[name] = ""
             else:
                 secrets.pop(name, None)
+
+    def apply_from_main(self) -> None:
+        """The manifest applied with the ``site`` environment's settings, by the tool run in
+        this process: the state a merge leaves, for a test about what comes after it (the
+        merge's own jobs run in test_ci_templates.py and test_ci_scenarios.py, on both
+        forges)."""
+        env = {"PATH": os.environ.get("PATH", ""), "CI": "true", **self.settings["site"]}
+        done = run_reconciler("apply", "site/", "--auto-approve", cwd=self.checkout, env=env)
+        JOB_LOGS.append(done.output)
+        assert done.returncode == EXIT_OK, done.output
 
     def records(self) -> dict[str, Any] | None:
         """The newest records of the site in PostgreSQL (read as the writer)."""
