@@ -152,13 +152,29 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Soak runs only when the ``-m`` given names it: a ``-m`` replaces the default
-    ``not soak``, and ``-m "e2e or slow"`` must not start an hour of soak runs."""
-    if "soak" in (config.getoption("markexpr") or ""):
-        return
-    soak = [item for item in items if item.get_closest_marker("soak") is not None]
-    if soak:
-        config.hook.pytest_deselected(items=soak)
-        items[:] = [item for item in items if item.get_closest_marker("soak") is None]
+    ``not soak``, and ``-m "e2e or slow"`` must not start an hour of soak runs. Then the
+    longest tests first (``_length``; the order is stable within a class, and the same in
+    every pytest-xdist worker, which xdist requires): the workers, handed one test at a time
+    (``--maxschedchunk=1``), end together instead of waiting on a long test started last."""
+    if "soak" not in (config.getoption("markexpr") or ""):
+        soak = [item for item in items if item.get_closest_marker("soak") is not None]
+        if soak:
+            config.hook.pytest_deselected(items=soak)
+            items[:] = [item for item in items if item.get_closest_marker("soak") is None]
+    items.sort(key=_length)
+
+
+def _length(item: pytest.Item) -> int:
+    """How long a test takes, as a class (markers and fixtures, no timings), longest first:
+    an end-to-end test marked slow (a Python environment built from the index, applies
+    killed, leases and deadlines waited out); then the templates' jobs on fresh runners
+    (``make_team``: a team's pipelines, seconds a job); the other slow tests; the other
+    end-to-end tests; the rest."""
+    slow = item.get_closest_marker("slow") is not None
+    e2e = item.get_closest_marker("e2e") is not None
+    if "make_team" in getattr(item, "fixturenames", ()):
+        return 1
+    return 0 if slow and e2e else 2 if slow else 3 if e2e else 4
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -129,6 +129,7 @@ def test_every_copied_path_exists_and_is_not_ignored() -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_the_build_stage_yields_a_wheel_that_runs_validate() -> None:
     """Replays the build stage: the COPY sources (links kept, as COPY keeps them) into an
     empty directory, then its ``pip wheel``, offline and without dependencies. The wheel
@@ -216,6 +217,7 @@ def test_the_hook_passes_a_valid_manifest_and_stops_an_invalid_one(tmp_path: Pat
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_pre_commit_runs_the_hook_from_this_repository() -> None:
     """The real pre-commit, as a user's repository runs it: ``try-repo`` installs this
     repository in a fresh environment (pip, offline from the local index here) and runs the

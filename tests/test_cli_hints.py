@@ -39,6 +39,7 @@ NOT_OURS = {
     "--rm",  # docker run (docs/ci.md)
     "--user",  # docker run
     "--no-deps",  # pip wheel (docs/ci.md)
+    "--upgrade",  # pip install --upgrade pip (README, the tests' set-up)
     "--build-arg",  # docker build (docs/ci.md)
 }
 CODE_BEFORE = re.compile(r"(?:^|[`/]|\$ |run:? |with: )$", re.MULTILINE)

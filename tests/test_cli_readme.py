@@ -54,6 +54,7 @@ def set_up_as_written(tmp_path: Path) -> Path:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_the_tour_runs_as_written_right_after_the_set_up(tmp_path: Path) -> None:
     """Every line of the tour, in order, in one shell whose first line activates the set-up's
     environment; the sandbox is reset, so apply has work to do: it asks, on a real terminal."""

@@ -279,6 +279,7 @@ def _kill_when_received(site: LoopbackSite, manifest: str, method: str) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_creation_settled_by_a_killed_apply_stays_managed(tmp_path: Path) -> None:
     """An apply is killed after sending ``user_group_add`` (its journal holds the intent
     only). The next apply finds the group, so it is the tool's, adds a member to it, and is
@@ -366,6 +367,7 @@ def kill_and_recover(tmp_path: Path, kills: int, seed: int) -> Counter[str]:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_an_apply_killed_at_random_points_is_picked_up_by_the_next(tmp_path: Path) -> None:
     runs = kill_and_recover(tmp_path, kills=8, seed=2026)
     assert runs["applies killed with SIGKILL"] >= 4 and runs["journals left by a kill"] >= 4

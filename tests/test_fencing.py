@@ -78,8 +78,26 @@ def _freeze(pid: int, store: RecordStore) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # its holder lets go within microseconds
         os.kill(pid, signal.SIGSTOP)
+        # the signal stops each thread when it next runs: on a busy machine, a while later;
+        # until all have, one could still take the gate let go here, and freeze holding it
+        deadline = time.monotonic() + 10
+        while not _stopped(pid):
+            assert time.monotonic() < deadline, f"process {pid} did not stop"
+            time.sleep(0.001)
     finally:
         os.close(fd)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether every thread of ``pid`` is stopped (state ``T`` in ``/proc``)."""
+    states = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except FileNotFoundError:  # a thread that ended
+            continue
+        states.append(stat.rsplit(")", 1)[1].split()[0])
+    return all(state in ("T", "t") for state in states)
 
 
 def _deletions(site: LoopbackSite) -> int:
@@ -115,8 +133,11 @@ def test_a_runner_frozen_past_its_lease_deletes_nothing_when_it_wakes(
             )
             assert second.returncode == EXIT_OK, second.stderr
             assert "took the lock over" in second.stderr
-        finally:
-            os.kill(first.pid, signal.SIGCONT)
+        except BaseException:
+            first.kill()  # stopped or not: no runner outlives a failed check
+            site.collect(first, timeout=60)
+            raise
+        os.kill(first.pid, signal.SIGCONT)
     _, stderr = site.collect(first, timeout=60)
 
     assert first.returncode == EXIT_ERROR, stderr

@@ -204,6 +204,7 @@ def test_two_runners_applying_at_once_create_everything_once(pipeline: Pipeline)
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_lock_held_elsewhere_is_refused_naming_the_holder(pipeline: Pipeline) -> None:
     pipeline.site.faults(latency_ms=1000)
     holder = pipeline.runner()
@@ -379,6 +380,7 @@ def test_a_saved_plan_cut_short_says_how_far_it_got_and_how_to_finish(
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_database_restart_mid_apply_loses_no_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

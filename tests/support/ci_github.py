@@ -34,6 +34,14 @@ def load_github_workflow() -> dict[str, Any]:
     return {**loaded, "on": on if on is not None else loaded.get("on")}
 
 
+def install_step() -> str:
+    """The templates' install step, as the workflow's plan job has it (every job of both
+    templates has the same one: tests/test_ci_templates.py)."""
+    steps = load_github_workflow()["jobs"]["plan"]["steps"]
+    script: str = next(s["run"] for s in steps if s.get("name") == "Install site-reconciler")
+    return script
+
+
 @dataclass
 class GithubEnvironment:
     """A deployment environment: its secrets, and the branches that may use it (None: any)."""

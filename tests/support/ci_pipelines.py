@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from reconciler.api.config import check_site_url
+from reconciler.errors import EXIT_OK
 from reconciler.sandbox.settings import SandboxSettings, profile_settings
 from reconciler.state.locate import open_records, parse_location
 from tests.support.ci_github import (
@@ -30,6 +31,7 @@ from tests.support.ci_github import (
     GithubEvent,
     GithubRepo,
     GithubRun,
+    install_step,
     load_github_workflow,
 )
 from tests.support.ci_gitlab import (
@@ -41,6 +43,7 @@ from tests.support.ci_gitlab import (
     load_gitlab_template,
 )
 from tests.support.ci_runs import JOB_LOGS, JobRun, ToolBuild, build_tool
+from tests.support.cli_runner import run_reconciler
 from tests.support.forge_api import CommentsApi, comments_api
 from tests.support.loopback import (
     ADMIN_KEY,
@@ -51,7 +54,7 @@ from tests.support.loopback import (
     LoopbackSite,
     loopback_site,
 )
-from tests.support.postgres import APP_ROLE, PostgresServer
+from tests.support.postgres import APP_ROLE, PostgresServer, run_directory
 
 FORGES = ("github", "gitlab")
 OPERATIONS = ("onboard", "adopt", "state-forget", "state-mv", "targeted-apply")
@@ -155,6 +158,16 @@ class Team:
                 secrets[name] = ""
             else:
                 secrets.pop(name, None)
+
+    def apply_from_main(self) -> None:
+        """The manifest applied with the ``site`` environment's settings, by the tool run in
+        this process: the state a merge leaves, for a test about what comes after it (the
+        merge's own jobs run in test_ci_templates.py and test_ci_scenarios.py, on both
+        forges)."""
+        env = {"PATH": os.environ.get("PATH", ""), "CI": "true", **self.settings["site"]}
+        done = run_reconciler("apply", "site/", "--auto-approve", cwd=self.checkout, env=env)
+        JOB_LOGS.append(done.output)
+        assert done.returncode == EXIT_OK, done.output
 
     def records(self) -> dict[str, Any] | None:
         """The newest records of the site in PostgreSQL (read as the writer)."""
@@ -300,11 +313,13 @@ def _check_no_secret(root: Path, team: Team, hidden: list[str]) -> None:
 
 
 @pytest.fixture(scope="session")
-def ci_tool(tmp_path_factory: pytest.TempPathFactory) -> ToolBuild:
-    """This checkout's wheel and the runners' cache of its dependencies, once per session
-    (shared by the pytest-xdist workers, whose own temporary trees hang below one directory)."""
-    base = tmp_path_factory.getbasetemp()
-    return build_tool((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "ci-tool")
+def ci_tool() -> ToolBuild:
+    """This checkout's wheel and the runners' cache of its dependencies, once per run, in the
+    run's shared directory (the pytest-xdist workers share it; outside pytest's temporary tree,
+    and removed when the run ends)."""
+    shared = run_directory()
+    assert shared is not None, "no shared directory for the run (tests/conftest.py makes it)"
+    return build_tool(shared / "ci-tool", install_step())
 
 
 TeamFactory = Callable[..., Team]

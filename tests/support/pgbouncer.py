@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -26,7 +27,6 @@ from tests.support.postgres import (
     APP_ROLE,
     DATABASE,
     PostgresServer,
-    as_server_user,
     free_port,
     libpq_environment,
 )
@@ -53,14 +53,19 @@ def pgbouncer_port(postgres_server: PostgresServer) -> Iterator[int]:
         "pool_mode = transaction\ndefault_pool_size = 2\nmax_client_conn = 200\n"
         f"logfile = {base / 'pgbouncer.log'}\npidfile = {base / 'pgbouncer.pid'}\n"
     )
+    as_server: dict[str, Any] = {}
     if os.geteuid() == 0:
         owner = pwd.getpwnam("postgres")
         for path in (base, base / "users.txt", base / "pgbouncer.ini"):
             os.chown(path, owner.pw_uid, owner.pw_gid)
+        # the process is PgBouncer itself, not ``runuser``: that one, sent SIGTERM, passes
+        # it on and waits two seconds before it kills its child, at the end of every worker
+        as_server = {"user": owner.pw_uid, "group": owner.pw_gid, "extra_groups": []}
     process = subprocess.Popen(
-        as_server_user([binary, str(base / "pgbouncer.ini")]),
+        [binary, str(base / "pgbouncer.ini")],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        **as_server,
     )
     try:
         _wait_until_it_answers(port, postgres_server.app_password)
