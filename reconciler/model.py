@@ -80,21 +80,11 @@ def user_ref_at(text: str, file: str, line: int, column: int, path: str) -> User
 def user_refs_at(
     file: str, texts: Iterable[str], paths: Iterable[str], places: Iterable[tuple[int, int]]
 ) -> tuple[UserRef, ...]:
-    """``user_ref_at`` of each text, path and (line, column), in one call for a whole list."""
-    new, set_file, set_line, set_column = _new, _set_file, _set_line, _set_column
-    set_path, set_text, set_source = _set_path, _set_text, _set_source
-    refs = []
-    for text, path, (line, column) in zip(texts, paths, places, strict=True):
-        source = new(Source)
-        set_file(source, file)
-        set_line(source, line)
-        set_column(source, column)
-        set_path(source, path)
-        ref = new(UserRef)
-        set_text(ref, text)
-        set_source(ref, source)
-        refs.append(ref)
-    return tuple(refs)
+    """``user_ref_at`` of each text, path and (line, column), for a whole list."""
+    return tuple(
+        user_ref_at(text, file, line, column, path)
+        for text, path, (line, column) in zip(texts, paths, places, strict=True)
+    )
 
 
 # --- desired side -------------------------------------------------------------------------
