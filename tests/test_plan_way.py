@@ -59,7 +59,7 @@ class ManifestTrail:
                 self.order.append(callee)
 
 
-def _renamed(desired: DesiredSite) -> DesiredSite:
+def _one_changed(desired: DesiredSite) -> DesiredSite:
     """The example with one workspace's root access changed: a one-object ``--changed``."""
     first = desired.workspaces[0]
     changed = replace(first, root_access=not first.root_access)
@@ -75,7 +75,7 @@ async def _trail(tmp_path: Path, options: PlanOptions) -> ManifestTrail:
         trail = ManifestTrail()
         sys.setprofile(trail)
         try:
-            await make_plan(LoadedManifest(_renamed(loaded.desired)), site.site, options)
+            await make_plan(LoadedManifest(_one_changed(loaded.desired)), site.site, options)
         finally:
             sys.setprofile(None)
     return trail

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reconciler.api.answers import NewUser
-from reconciler.engine.observe import UnknownUsers
+from reconciler.engine.identities import UnknownUsers
 from reconciler.engine.plan import Plan, PlanOptions
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.sandbox_site import example_seed

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reconciler import codec
 from reconciler.access.words import drift_sentence
 from reconciler.engine.changes import Change, FieldChange
 from reconciler.engine.plan import Plan, value_text
@@ -46,12 +47,7 @@ class SettingDifference:
     basis: str | None
 
     def to_data(self) -> dict[str, Any]:
-        return {
-            "field": self.field,
-            "site": self.site,
-            "manifest": self.manifest,
-            "basis": self.basis,
-        }
+        return codec.to_data(self)  # type: ignore[no-any-return]
 
     def facts(self) -> tuple[Any, ...]:
         """What differs, without how it was learnt."""
@@ -113,7 +109,7 @@ class AccessDrift:
     detail: str
 
     def to_data(self) -> dict[str, Any]:
-        return {"person": self.person, "workspace": self.workspace, "detail": self.detail}
+        return codec.to_data(self)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +122,7 @@ class SinceLast:
     resolved: int
 
     def to_data(self) -> dict[str, Any]:
-        return {
-            "last_report": self.last_report,
-            "new": self.new,
-            "still_there": self.still_there,
-            "resolved": self.resolved,
-        }
+        return codec.to_data(self)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from reconciler import __version__
 from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
-from reconciler.engine.identities import UnknownUsers, settle
+from reconciler.engine.identities import settle
 from reconciler.engine.live import LiveReader, Progress
 from reconciler.engine.manifest_snapshot import desired_to_data
 from reconciler.engine.pending import wait_for_landing
@@ -41,8 +41,6 @@ from reconciler.engine.users import Resolution, UserDirectory
 from reconciler.engine.wanted import Wanted
 from reconciler.model import DesiredSite, LiveSite
 from reconciler.state.backend import Holder, RecordStore
-
-__all__ = ["UnknownUsers"]  # raised by ``observe``; defined where identities are settled
 
 
 @dataclass(frozen=True, slots=True)

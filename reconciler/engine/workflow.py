@@ -24,8 +24,9 @@ from reconciler.engine.applying import (
     apply_saved,
 )
 from reconciler.engine.drift import DriftReport, drift_report
+from reconciler.engine.identities import UnknownUsers
 from reconciler.engine.live import LiveReader
-from reconciler.engine.observe import LoadedManifest, OpenSite, UnknownUsers, observe, plan_from
+from reconciler.engine.observe import LoadedManifest, OpenSite, observe, plan_from
 from reconciler.engine.pending import settle
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_file import PlanFile, seal
