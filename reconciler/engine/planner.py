@@ -21,7 +21,6 @@ from reconciler.engine.plan import (
     PlanOptions,
     RecordChange,
 )
-from reconciler.engine.plan_steps import PlanSteps
 from reconciler.engine.records import Records
 from reconciler.engine.renames import lookalike_warnings, rename_problems
 from reconciler.engine.safety import (
@@ -29,6 +28,7 @@ from reconciler.engine.safety import (
     manifest_objects,
     vanished_files,
 )
+from reconciler.engine.steps import plan_steps
 from reconciler.engine.users import UserDirectory
 from reconciler.model import LiveSite, Policy
 
@@ -79,14 +79,10 @@ def build_plan(
     """The plan that makes the site match the manifest, with what apply would refuse.
     ``record_changes``: what reading the site already changed in the records (moves, dead
     members); the records of objects gone from the site and the manifest join them."""
-    builder = PlanSteps(directory, options, policy, live)
-    builder.users(comparison.users)
-    builder.groups(comparison.groups)
-    builder.workspaces(comparison.workspaces)
-    builder.deletions(comparison.workspaces, comparison.groups)
-    actions = sorted(builder.actions, key=lambda action: PHASES.index(action.phase))
+    steps = plan_steps(comparison, directory, options, policy, live)
+    actions = sorted(steps.actions, key=lambda action: PHASES.index(action.phase))
     touched = {obj for action in actions for obj in action.touches()}
-    renaming = rename_problems(comparison, builder.changes)
+    renaming = rename_problems(comparison, steps.changes)
     users = {u for action in actions for u in action.named_users() if isinstance(u, int)}
     # What the whole manifest declares matters only to a plan that prunes (a vanished file's
     # objects), and reading it back from the plan's copy costs a large manifest 65 ms.
@@ -96,15 +92,15 @@ def build_plan(
         context=context,
         options=options,
         actions=tuple(actions),
-        changes=tuple(builder.changes),
-        kept=tuple(builder.kept),
+        changes=tuple(steps.changes),
+        kept=tuple(steps.kept),
         unmanaged=comparison.unmanaged,
         unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.workspaces)),
         warnings=(
             *warnings,
             *comparison.conflicts,
-            *builder.warnings,
-            *lookalike_warnings(comparison, builder.changes),
+            *steps.warnings,
+            *lookalike_warnings(comparison, steps.changes),
         ),
         notices=(*notices, *_notices(actions, records, context, declared)),
         guards=tuple(
@@ -128,6 +124,6 @@ def build_plan(
             {name for kind, name in touched if kind == "group"},
             users,
         ),
-        access=plan_access(actions, builder.changes, live, directory),
-        record_changes=(*record_changes, *builder.forgotten),
+        access=plan_access(actions, steps.changes, live, directory),
+        record_changes=(*record_changes, *steps.forgotten),
     )
