@@ -35,7 +35,7 @@ STEPS = ("engine.targets", "engine.wanted", "engine.identities", "engine.diff")
 def _module(path: str) -> str | None:
     if not path.startswith(PACKAGE) or "/sandbox/" in path:
         return None
-    return path[len(PACKAGE) : -len(".py")].replace("/", ".")
+    return path[len(PACKAGE) : -len(".py")].replace("/", ".").removesuffix(".__init__")
 
 
 class ManifestTrail:

@@ -20,7 +20,7 @@ from reconciler.engine.actions import (
     UserKey,
 )
 from reconciler.engine.changes import Change, created
-from reconciler.engine.diff import GroupDiff
+from reconciler.engine.diff.group import GroupDiff
 from reconciler.engine.steps.base import Steps, gone_note
 from reconciler.engine.users import user_order
 from reconciler.kinds import group as kind

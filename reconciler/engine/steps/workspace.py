@@ -19,7 +19,7 @@ from reconciler.engine.actions import (
     WorkspaceLeave,
 )
 from reconciler.engine.changes import Change, FieldChange, created
-from reconciler.engine.diff import WorkspaceDiff
+from reconciler.engine.diff.workspace import WorkspaceDiff
 from reconciler.engine.safety import protecting
 from reconciler.engine.steps.base import Steps, differing, gone_note
 from reconciler.engine.users import UserDirectory, user_order
