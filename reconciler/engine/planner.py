@@ -28,8 +28,11 @@ from reconciler.engine.safety import (
     manifest_objects,
     vanished_files,
 )
-from reconciler.engine.steps import plan_steps
+from reconciler.engine.steps import Steps
 from reconciler.engine.users import UserDirectory
+from reconciler.kinds.group.steps import delete_groups, plan_groups
+from reconciler.kinds.user.steps import plan_users
+from reconciler.kinds.workspace.steps import delete_workspaces, plan_workspaces
 from reconciler.model import LiveSite, Policy
 
 
@@ -62,6 +65,24 @@ def _notices(
             "that is what you want, apply with --force; if not, restore the file."
         )
     return notices
+
+
+def plan_steps(
+    comparison: Comparison,
+    directory: UserDirectory,
+    options: PlanOptions,
+    policy: Policy,
+    live: LiveSite | None = None,
+) -> Steps:
+    """Every kind's steps (``kinds/*/steps.py``), in the order plans have always listed them:
+    users, groups, workspaces, then the deletions (workspaces, then groups)."""
+    steps = Steps(directory, options, policy, live)
+    plan_users(steps, comparison.users)
+    plan_groups(steps, comparison.groups)
+    plan_workspaces(steps, comparison.workspaces)
+    delete_workspaces(steps, comparison.workspaces)
+    delete_groups(steps, comparison.groups)
+    return steps
 
 
 def build_plan(

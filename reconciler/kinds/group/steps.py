@@ -20,11 +20,11 @@ from reconciler.engine.actions import (
     UserKey,
 )
 from reconciler.engine.changes import Change, created
-from reconciler.engine.diff.group import GroupDiff
-from reconciler.engine.steps.base import Steps, gone_note
+from reconciler.engine.steps import Steps, gone_note
 from reconciler.engine.users import user_order
 from reconciler.kinds import group as kind
 from reconciler.kinds.change import Basis
+from reconciler.kinds.group.diff import GroupDiff
 
 
 def plan_groups(steps: Steps, diffs: Iterable[GroupDiff]) -> None:

@@ -2,7 +2,7 @@
 
 A declared workspace is ``missing`` (``gone_id``: it was on the site, under that recorded ID)
 or ``present``, with the users who join and leave and the settings that differ
-(``kinds.workspace.compare``: each needs a replacement); a managed workspace is ``extra`` once
+(``kinds.workspace.diff``: each needs a replacement); a managed workspace is ``extra`` once
 it left the manifest, ``vanished`` once gone from the site, or ``renamed`` when the site calls
 its recorded ID something else -- reported, never deleted nor replaced. A name the site has
 twice is a conflict the tool does not guess at; so is a name whose path another workspace has.

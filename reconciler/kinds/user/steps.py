@@ -8,11 +8,11 @@ from collections.abc import Iterable
 
 from reconciler.engine.actions import DELETES_ACCOUNT, UserAdd, UserDelete
 from reconciler.engine.changes import Change, created
-from reconciler.engine.diff.user import UserDiff
 from reconciler.engine.plan import Kept
 from reconciler.engine.safety import protecting
-from reconciler.engine.steps.base import Steps, differing, gone_note
+from reconciler.engine.steps import Steps, differing, gone_note
 from reconciler.kinds import user as kind
+from reconciler.kinds.user.diff import UserDiff
 from reconciler.model import DesiredUser, LiveUser
 
 

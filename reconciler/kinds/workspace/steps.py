@@ -19,13 +19,13 @@ from reconciler.engine.actions import (
     WorkspaceLeave,
 )
 from reconciler.engine.changes import Change, FieldChange, created
-from reconciler.engine.diff.workspace import WorkspaceDiff
 from reconciler.engine.safety import protecting
-from reconciler.engine.steps.base import Steps, differing, gone_note
+from reconciler.engine.steps import Steps, differing, gone_note
 from reconciler.engine.users import UserDirectory, user_order
 from reconciler.identity import NameSet
 from reconciler.kinds import workspace as kind
 from reconciler.kinds.workspace import WorkspaceSpec
+from reconciler.kinds.workspace.diff import WorkspaceDiff
 from reconciler.model import DesiredWorkspace
 
 MAX_NAMES_PER_WORKSPACE_ADD = 20

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reconciler.engine.diff.group import GroupDiff, compare_groups
-from reconciler.engine.diff.user import UserDiff, compare_users
-from reconciler.engine.diff.workspace import WorkspaceDiff, compare_workspaces
 from reconciler.engine.plan import Unmanaged
 from reconciler.engine.records import Records
 from reconciler.engine.users import Resolution
 from reconciler.identity import NameSet
+from reconciler.kinds.group.diff import GroupDiff, compare_groups
+from reconciler.kinds.user.diff import UserDiff, compare_users
+from reconciler.kinds.workspace.diff import WorkspaceDiff, compare_workspaces
 from reconciler.model import DesiredSite, LiveSite
 
 
