@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reconciler.engine import ledger
+from reconciler.engine import ledger, records_document
 from reconciler.engine.actions import Done, Result, WorkspaceAdd
 from reconciler.engine.records import Known, Records, reduce
 from reconciler.state.directory import DirectoryRecords
@@ -55,7 +55,7 @@ FORMAT_1 = {
 
 
 def test_records_of_the_first_format_are_read_with_what_each_fact_was() -> None:
-    records = Records.from_data(FORMAT_1, site=SITE, where="test")
+    records = records_document.from_data(FORMAT_1, site=SITE, where="test")
     finance, legal = records.workspaces["Finance"], records.workspaces["Legal"]
     assert finance.root_access == Known(False)
     assert finance.permissions == Known(frozenset({"upload_files"}))
