@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from reconciler.kinds.change import Known as Known  # records hold facts of every kind
 from reconciler.kinds.change import Origin as Origin
@@ -29,6 +29,28 @@ from reconciler.model import Policy
 
 MAX_APPLIED_PLANS = 200
 """Plan checksums kept to refuse a second application; older plans are stale anyway."""
+
+
+class PendingWrite(Protocol):
+    """A write of unknown outcome, as the records hold it until a read of the site settles it:
+    the write action itself (``engine/actions``, which fold into the records and so are not
+    imported here), or a stored one this version cannot read (``UnreadableWrite``). The
+    records need of it only what is stored: ``to_data()``, as the actions write it."""
+
+    def to_data(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableWrite:
+    """A pending write as stored, which this version cannot read back (another version's
+    write kind, or a damaged entry): kept as it was, written back unchanged, and reported
+    (``reason``) and dropped when pending writes are settled."""
+
+    data: dict[str, Any]
+    reason: str
+
+    def to_data(self) -> dict[str, Any]:
+        return self.data
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +86,7 @@ class Records:
     groups: Mapping[str, RecordedGroup] = field(default_factory=dict)
     users: Mapping[str, RecordedUser] = field(default_factory=dict)
     applied_plans: tuple[str, ...] = ()
-    pending: tuple[dict[str, Any], ...] = ()  # action data of writes of unknown outcome
+    pending: tuple[PendingWrite, ...] = ()  # writes of unknown outcome, in the order sent
     # Until when (Unix time) a pending write may still land on the site: the sender's
     # --timeout after it sent it. A read before then does not prove a creation did not happen.
     pending_until: float | None = None

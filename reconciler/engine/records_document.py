@@ -1,9 +1,12 @@
 """The records as the state backend stores them: one JSON document, written and read by the
 model's one codec (``reconciler.codec``).
 
-Apart from ``engine/records.py`` so that reading the document may take what the records
-cannot import: the registry of write kinds (``engine/actions``), whose actions fold into the
-records, is what reads a pending write back.
+Apart from ``engine/records.py`` because of the writes of unknown outcome the records keep:
+they are the write actions themselves, and reading one back takes the registry of write kinds
+(``engine/actions``), whose actions fold into the records and so import them. A stored write
+this version cannot read (a newer version's write kind) does not make the records unreadable:
+it is kept as it was stored (``UnreadableWrite``), written back unchanged, and reported when
+pending writes are settled.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from dataclasses import replace
 from typing import Any
 
 from reconciler import codec
-from reconciler.engine.records import MAX_APPLIED_PLANS, Records
+from reconciler.engine.actions import MalformedAction, action_from_data
+from reconciler.engine.records import MAX_APPLIED_PLANS, PendingWrite, Records, UnreadableWrite
 from reconciler.engine.records_formats import upgraded
 from reconciler.errors import StateError
 
@@ -67,3 +71,21 @@ def _records_from(data: object, site: str) -> Records:
     if stored_site != site:
         raise ValueError(f"they are the records of {stored_site!r:.200}, not of this site")
     return codec.from_data({k: v for k, v in data.items() if k != "format"}, Records)
+
+
+def _pending_write_from(data: Any) -> PendingWrite:
+    """A stored pending write: the action it describes, else the entry as stored and why it
+    cannot be read. An entry that is no object at all is damage, not another version's."""
+    if not isinstance(data, Mapping) or not all(isinstance(key, str) for key in data):
+        raise TypeError(f"a pending write must be an object, not {data!r:.40}")
+    try:
+        return action_from_data(data)
+    except MalformedAction as exc:
+        return UnreadableWrite(dict(data), str(exc))
+
+
+def _pending_write_data(write: PendingWrite) -> dict[str, Any]:
+    return write.to_data()
+
+
+codec.hook(PendingWrite, _pending_write_data, _pending_write_from)
