@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reconciler.engine import ledger
+from reconciler.engine import ledger, records_document
 from reconciler.engine.records import Known, RecordedGroup, RecordedWorkspace, Records
 from reconciler.logs import configure_logging
 from reconciler.state.backend import Holder, RecordStore, SaveInfo, StateLocation
@@ -77,7 +77,7 @@ def large_records(seed: int = 7) -> dict[str, Any]:
         references={f"user{n:05d}": (uid, f"user{n:05d}") for n, uid in enumerate(user_ids)},
         last_full_read="2026-11-23T00:00:00Z",
     )
-    return records.to_data()
+    return records_document.to_data(records)
 
 
 def plan_read_seconds(location: StateLocation, repeats: int) -> float:

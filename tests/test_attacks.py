@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from reconciler.api.config import check_site_url
+from reconciler.engine import records_document
 from reconciler.engine.plan import Plan, canonical
 from reconciler.engine.plan_file import key_id
-from reconciler.engine.records import Records
 from reconciler.engine.users import UserDirectory, resolve_references
 from reconciler.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, StateError
 from reconciler.model import LiveUser
@@ -219,10 +219,10 @@ def test_a_reference_that_names_two_users_is_an_error_naming_both() -> None:
 )
 def test_damaged_records_are_one_clear_error(document: Any) -> None:
     if document is None:
-        assert Records.from_data(None, site="https://a.example", where="x").empty
+        assert records_document.from_data(None, site="https://a.example", where="x").empty
         return
     with pytest.raises(StateError, match="are damaged") as raised:
-        Records.from_data(document, site="https://a.example", where="the state directory")
+        records_document.from_data(document, site="https://a.example", where="the state directory")
     assert raised.value.hint and "state history" in raised.value.hint
 
 

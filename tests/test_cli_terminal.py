@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from reconciler.engine import workflow
+from reconciler.engine.actions import WorkspaceAdd
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.records import Records
 from reconciler.engine.workflow import AutoApprove, LoadedManifest
@@ -189,4 +190,4 @@ def test_a_write_under_way_at_ctrl_c_is_kept_pending_for_the_next_apply(tmp_path
             return site.records()
 
     records = asyncio.run(interrupted())
-    assert [write["method"] for write in records.pending] == ["workspace_add"]
+    assert [type(write) for write in records.pending] == [WorkspaceAdd]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from reconciler.engine import records_document
 from reconciler.engine.actions import Done, Result, action_from_data
 from reconciler.engine.pending import settle
 from reconciler.engine.records import Records, reduce
@@ -25,7 +26,7 @@ SITE = "https://acme.example.net"
 
 def records_of(case: dict[str, Any], *, pending: tuple[dict[str, Any], ...] = ()) -> Records:
     given = case.get("records", {})
-    return Records.from_data(
+    return records_document.from_data(
         {"format": 2, "site": SITE, **given, "pending": list(pending)}, site=SITE, where="case"
     )
 
@@ -35,7 +36,7 @@ def action_data(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def assert_records(records: Records, expect: dict[str, Any]) -> None:
-    data = records.to_data()
+    data = records_document.to_data(records)
     for table in ("workspaces", "groups"):
         if table not in expect:
             continue

@@ -90,7 +90,8 @@ def test_the_intent_of_a_group_creation_names_the_groups_known_before(tmp_path: 
             assert len(made) == 1
             recorded = ledger.read(site.store).records.groups["night-shift"].id
             assert recorded is not None
-            return before, pending["params"]["groups_before"], made[0], recorded
+            assert isinstance(pending, GroupCreate)  # the action itself, as sent
+            return before, sorted(pending.groups_before), made[0], recorded
 
     before, journaled, made, recorded = asyncio.run(run())
     assert set(journaled) >= before and made not in journaled

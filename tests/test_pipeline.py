@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from reconciler.api.config import check_site_url
+from reconciler.engine import records_document
 from reconciler.engine.records import Records
 from reconciler.errors import EXIT_CHANGES, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED
 from reconciler.sandbox.settings import SandboxSettings
@@ -307,7 +308,7 @@ def test_two_sites_on_one_host_keep_separate_records(tmp_path: Path, records_loc
     location = parse_location(records_location, base_dir=tmp_path)
     holder = Holder.current("test")
     with open_records(location, "https://h.example/a") as site_a, site_a.lock(holder) as lease:
-        data = Records("https://h.example/a", applied_plans=("p",)).to_data()
+        data = records_document.to_data(Records("https://h.example/a", applied_plans=("p",)))
         site_a.save(data, expected_version=0, info=SaveInfo("test", "a"), lease=lease)
     with open_records(location, "https://h.example/b") as site_b:
         assert site_b.load().data is None

@@ -82,9 +82,9 @@ def test_versions_stored_in_different_formats_are_compared_as_records(tmp_path: 
         "site": SITE,
         "workspaces": {"Finance": {"id": 12, "managed": True, "settings": settings}},
     }
-    from reconciler.engine.records import Records
+    from reconciler.engine import records_document
 
-    today = Records.from_data(old, site=SITE, where="test").to_data()
+    today = records_document.to_data(records_document.from_data(old, site=SITE, where="test"))
     assert today["format"] == 3 and today["workspaces"]["Finance"]["root_access"] == {
         "value": False
     }

@@ -21,8 +21,7 @@ from reconciler.cli.options import (
     records_options,
 )
 from reconciler.cli.site_choice import SiteChoice, locate, locate_manifest, records_at
-from reconciler.engine import ledger, workflow
-from reconciler.engine.records import Records
+from reconciler.engine import ledger, records_document, workflow
 from reconciler.engine.records_diff import versions_changes
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.render.records_diff import RECORDS_DIFF_FORMATS, RecordsDiff
@@ -108,12 +107,14 @@ def show(paths: tuple[str, ...], site_opts: SiteOptions, version: int | None) ->
             records, number = reading.records, reading.version
         else:
             snapshot = store.load_version(version)
-            records = Records.from_data(snapshot.data, site=store.site, where=store.location)
+            records = records_document.from_data(
+                snapshot.data, site=store.site, where=store.location
+            )
             number = snapshot.version
         if number == 0 and records.empty:
             click.echo(f"No records for {store.site} in {store.location}.", err=True)
             return EXIT_ERROR
-    click.echo(json.dumps(records.to_data(), indent=1))
+    click.echo(json.dumps(records_document.to_data(records), indent=1))
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from reconciler.engine import records_document
 from reconciler.engine.journal import Journal, recover
 from reconciler.engine.records import Records, reduce
 from reconciler.state.backend import Holder, Lease, RecordStore, SaveInfo
@@ -44,7 +45,7 @@ class Reading:
 def read(store: RecordStore) -> Reading:
     """The newest records, with any journal of an interrupted apply folded in (memory only)."""
     snapshot = store.load()
-    records = Records.from_data(snapshot.data, site=store.site, where=store.location)
+    records = records_document.from_data(snapshot.data, site=store.site, where=store.location)
     entries = store.journal_entries()
     recovered = recover(entries, snapshot.version)
     learnt = list(recovered.problems)
@@ -74,7 +75,7 @@ class LockedRecords:
     def save(self, records: Records, summary: str, *, plan: str | None = None) -> None:
         """Store ``records`` as the next version (clearing a journal already folded in)."""
         self.version = self.store.save(
-            records.to_data(),
+            records_document.to_data(records),
             expected_version=self.version,
             info=SaveInfo(self.holder.describe(), summary, plan),
             lease=self.lease,

@@ -17,9 +17,16 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from reconciler.api.client import SiteClient
-from reconciler.engine.actions import MalformedAction, action_from_data
 from reconciler.engine.actions.base import WriteAction
-from reconciler.engine.records import Event, MembersGone, PendingCleared, Records, reduce
+from reconciler.engine.records import (
+    Event,
+    MembersGone,
+    PendingCleared,
+    PendingWrite,
+    Records,
+    UnreadableWrite,
+    reduce,
+)
 from reconciler.model import LiveSite
 from reconciler.state.leases import say
 
@@ -116,17 +123,19 @@ def _awaiting(waiting: list[WriteAction], seconds: float, deadline: float) -> st
     )
 
 
-def pending_writes(records: Records) -> list[WriteAction | str]:
-    """The records' writes of unknown outcome as typed actions, in order; in place of one that
-    cannot be read back, why (settling reports and drops it; a scoped plan cannot rely on
-    the records then)."""
-    found: list[WriteAction | str] = []
-    for data in records.pending:
-        try:
-            found.append(action_from_data(data))
-        except MalformedAction as exc:
-            found.append(str(exc))
-    return found
+def pending_writes(records: Records) -> list[WriteAction | UnreadableWrite]:
+    """The records' writes of unknown outcome, in order: each the action sent, or a stored one
+    this version cannot read back (settling reports and drops it; a scoped plan cannot rely
+    on the records then)."""
+    return [_pending_write(entry) for entry in records.pending]
+
+
+def _pending_write(entry: PendingWrite) -> WriteAction | UnreadableWrite:
+    """What the records keep as a pending write: only these two (``Pending`` and the records'
+    document put them there), told apart for the type checker."""
+    if not isinstance(entry, WriteAction | UnreadableWrite):
+        raise TypeError(f"not a pending write: {entry!r:.80}")
+    return entry
 
 
 def drop_dead_members(records: Records, live: LiveSite) -> tuple[Records, list[str]]:
@@ -161,10 +170,10 @@ def _settle_pending(records: Records, live: LiveSite) -> tuple[Records, list[str
     learnt: list[str] = []
     events: list[Event] = [PendingCleared()]
     for action in pending_writes(records):
-        if isinstance(action, str):
+        if isinstance(action, UnreadableWrite):
             learnt.append(
-                f"a write of unknown outcome could not be read back ({action}) and was dropped; "
-                "the plan below shows what the site needs now"
+                f"a write of unknown outcome could not be read back ({action.reason}) and was "
+                "dropped; the plan below shows what the site needs now"
             )
             continue
         sentences, found = action.settle_from_live(live, records)

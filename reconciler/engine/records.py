@@ -9,8 +9,8 @@ setting it could not read is ``None`` (unknown), never a guess.
 ``Records`` is immutable. It changes in one way only: ``reduce(records, events)`` folds
 events -- the journal's "this write was done", adoption, forgetting, a plan applied -- into a
 new ``Records``. Reads never change records; a workflow saves explicitly, through the state
-backend (``reconciler.state``), which stores ``to_data()`` and hands back ``from_data``'s
-input. Both go through the model's one codec: a field added to a record is stored and read
+backend (``reconciler.state``), which stores the document ``engine/records_document.py``
+writes and reads by the model's one codec: a field added to a record is stored and read
 without code here.
 """
 
@@ -18,11 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from reconciler import codec
-from reconciler.engine.records_formats import upgraded
-from reconciler.errors import StateError
 from reconciler.kinds.change import Known as Known  # records hold facts of every kind
 from reconciler.kinds.change import Origin as Origin
 from reconciler.kinds.group import RecordedGroup as RecordedGroup  # each kind's record type
@@ -30,12 +27,30 @@ from reconciler.kinds.user import RecordedUser as RecordedUser
 from reconciler.kinds.workspace import RecordedWorkspace as RecordedWorkspace
 from reconciler.model import Policy
 
-RECORDS_FORMAT = 3
-"""Format 3 is the model as the codec writes it (``reconciler.codec``); formats 1 and 2 are
-read and upgraded (``_upgraded``)."""
-
 MAX_APPLIED_PLANS = 200
 """Plan checksums kept to refuse a second application; older plans are stale anyway."""
+
+
+class PendingWrite(Protocol):
+    """A write of unknown outcome, as the records hold it until a read of the site settles it:
+    the write action itself (``engine/actions``, which fold into the records and so are not
+    imported here), or a stored one this version cannot read (``UnreadableWrite``). The
+    records need of it only what is stored: ``to_data()``, as the actions write it."""
+
+    def to_data(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableWrite:
+    """A pending write as stored, which this version cannot read back (another version's
+    write kind, or a damaged entry): kept as it was, written back unchanged, and reported
+    (``reason``) and dropped when pending writes are settled."""
+
+    data: dict[str, Any]
+    reason: str
+
+    def to_data(self) -> dict[str, Any]:
+        return self.data
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +86,7 @@ class Records:
     groups: Mapping[str, RecordedGroup] = field(default_factory=dict)
     users: Mapping[str, RecordedUser] = field(default_factory=dict)
     applied_plans: tuple[str, ...] = ()
-    pending: tuple[dict[str, Any], ...] = ()  # action data of writes of unknown outcome
+    pending: tuple[PendingWrite, ...] = ()  # writes of unknown outcome, in the order sent
     # Until when (Unix time) a pending write may still land on the site: the sender's
     # --timeout after it sent it. A read before then does not prove a creation did not happen.
     pending_until: float | None = None
@@ -107,38 +122,6 @@ class Records:
         return sum(len(w.members) for w in self.workspaces.values()) + sum(
             len(g.members) for g in self.groups.values()
         )
-
-    def to_data(self) -> dict[str, Any]:
-        """The records as the state backend stores them (one JSON document)."""
-        kept = replace(self, applied_plans=self.applied_plans[-MAX_APPLIED_PLANS:])
-        data: dict[str, Any] = {"format": RECORDS_FORMAT, **codec.to_data(kept)}
-        # absent unless set: older readers agree
-        for optional in ("moved_to", "last_drift", "pending_until"):
-            if data[optional] is None:
-                del data[optional]
-        if not data["plan_runs"]:
-            del data["plan_runs"]
-        return data
-
-    @classmethod
-    def from_data(cls, data: object, *, site: str, where: str) -> Records:
-        """Records as stored; a document that is damaged in any way is a ``StateError``."""
-        if data is None:
-            return cls(site)
-        try:
-            return _records_from(data, site)
-        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
-            raise StateError(
-                f"The records of {site} in {where} are damaged: {_reason(exc)}.",
-                hint="Restore an earlier version (`reconciler state history`, then "
-                "`reconciler state show --version N`), or move the records away and run "
-                "`reconciler adopt` to record the site's objects again.",
-            ) from None
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc).strip("'\"") or type(exc).__name__
-    return text[:200]
 
 
 # --- the one way records change ----------------------------------------------------------
@@ -370,20 +353,3 @@ class PendingCleared(Event):
     def fold(self, tables: Tables) -> None:
         tables.pending.clear()
         tables.pending_until = None
-
-
-# --- reading stored records --------------------------------------------------------------
-
-
-def _records_from(data: object, site: str) -> Records:
-    if not isinstance(data, Mapping):
-        raise TypeError("the document is not a mapping")
-    version = data.get("format")
-    if version in (1, 2):
-        data = upgraded(data, version)
-    elif version != RECORDS_FORMAT:
-        raise ValueError(f"unknown records format {version!r:.40}")
-    stored_site = data.get("site")
-    if stored_site != site:
-        raise ValueError(f"they are the records of {stored_site!r:.200}, not of this site")
-    return codec.from_data({k: v for k, v in data.items() if k != "format"}, Records)

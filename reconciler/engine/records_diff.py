@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reconciler.engine.records import Records
+from reconciler.engine import records_document
 
 Change = Literal["added", "removed", "changed"]
 
@@ -42,7 +42,9 @@ def versions_changes(
     def as_records(document: Mapping[str, Any] | None) -> Mapping[str, Any]:
         if not document:
             return {}
-        return Records.from_data(document, site=site, where=where).to_data()
+        return records_document.to_data(
+            records_document.from_data(document, site=site, where=where)
+        )
 
     return records_changes(as_records(old), as_records(new))
 

@@ -1,5 +1,6 @@
 """Records of formats 1 and 2, read in format 3's shape: the stored records of an older
-version of the tool stay readable (``engine/records.py`` reads format 3 by the codec).
+version of the tool stay readable (``engine/records_document.py`` reads format 3 by the
+codec).
 
 Format 3 writes each workspace setting as its own ``{"value": ...}`` when known; format 2
 kept the known ones under ``settings``; format 1 had one flag for all three, and its groups

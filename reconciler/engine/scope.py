@@ -20,7 +20,7 @@ from typing import Any
 
 from reconciler import codec
 from reconciler.engine.pending import pending_writes
-from reconciler.engine.records import Records
+from reconciler.engine.records import Records, UnreadableWrite
 from reconciler.engine.selection import Selection
 from reconciler.engine.users import references
 from reconciler.identity import same_name, username_key
@@ -193,7 +193,7 @@ def touched(desired: DesiredSite, records: Records) -> Scope | None:
         if recorded.uncertain:
             sets["group"].add(name)
     for action in pending_writes(records):
-        if isinstance(action, str):
+        if isinstance(action, UnreadableWrite):
             return None  # a write the tool cannot read back: only a full read can tell
         for kind, name in action.touches():
             sets[kind].add(name)

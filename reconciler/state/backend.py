@@ -14,10 +14,11 @@ Two backends implement it:
 What a backend keeps, per site (the site's normalised URL is the key, see
 ``reconciler.api.config.check_site_url``):
 
-* **records**: one JSON document (the engine's ``Records.to_data()``), versioned. ``save`` is a
-  compare-and-swap: it succeeds only if the stored version is still the one the caller loaded,
-  so a concurrent writer gets ``ConflictingUpdate``, never a lost update. Every save keeps the
-  version it replaces (history), with who saved it, when, for which plan and a summary.
+* **records**: one JSON document (the engine's ``records_document.to_data``), versioned.
+  ``save`` is a compare-and-swap: it succeeds only if the stored version is still the one the
+  caller loaded, so a concurrent writer gets ``ConflictingUpdate``, never a lost update. Every
+  save keeps the version it replaces (history), with who saved it, when, for which plan and a
+  summary.
 * **the apply lock**: one per site, never wider. A lease: the holder renews it while it works;
   a holder that dies or vanishes loses it within ``lease_seconds``. Each lease has a fencing
   token, and every write made under a lease (``save``, ``journal_append``) is refused with

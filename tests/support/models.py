@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.engine import records_document
 from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.model import (
     DesiredGroup,
@@ -124,7 +125,7 @@ def live_site(data: dict[str, Any]) -> LiveSite:
 
 def site_state(data: dict[str, Any]) -> Records:
     """Records as the cases write them: in the first records format, as a user upgrading has."""
-    return Records.from_data(
+    return records_document.from_data(
         {
             "format": 1,
             "site": "https://acme.example.net",

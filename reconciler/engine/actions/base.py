@@ -295,9 +295,11 @@ class Pending(Event):
     until: float | None = None  # it may still land on the site until then (Unix time)
 
     def fold(self, tables: Tables) -> None:
+        # Kept once as stored: ``==`` leaves depends_on out, so the data decides (as it always
+        # has), compared only for equal actions.
         data = self.action.to_data()
-        if data not in tables.pending:
-            tables.pending.append(data)
+        if not any(kept == self.action and kept.to_data() == data for kept in tables.pending):
+            tables.pending.append(self.action)
         if self.until is not None:
             tables.pending_until = max(tables.pending_until or 0.0, self.until)
         self.action.fold_unknown(tables)
