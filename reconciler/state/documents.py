@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -153,14 +154,34 @@ def _walk(value: Any, text: Any) -> Any:
     return value
 
 
+_MAY_NEED_ESCAPES = re.compile("[\ufdd0\ud800-\udfff]|\\\\u0000")
+"""In compact JSON as ``dump_document`` writes it (``ensure_ascii=False``): the mark and any
+surrogate as themselves, a NUL as the escape ``\\u0000``. Text without any of them holds no
+string that ``_escape_text`` would change; a match may be text that only looks alike (a
+backslash before ``u0000``), and then every string is looked at, as always."""
+
+_MAY_HOLD_ESCAPED = re.compile("\ufdd0|\\\\u[fF][dD][dD]0")
+"""The mark, as itself or as a JSON escape: text without it holds no escaped string."""
+
+
 def dump_stored(data: Any) -> str:
     """``dump_document`` as both backends store it: a site username with a NUL or a lone
     surrogate (whatever the site answered) is stored reversibly, where PostgreSQL's jsonb and
-    UTF-8 files would refuse it and fail every save."""
+    UTF-8 files would refuse it and fail every save.
+
+    Nearly every document holds no such string: then the compact JSON is already the stored
+    text, and a large site's records are not walked string by string on every save."""
+    text = dump_document(data)
+    if _MAY_NEED_ESCAPES.search(text) is None:
+        return text
     return dump_document(_walk(data, _escape_text))
 
 
 def parse_stored(text: str | bytes, where: str) -> dict[str, Any]:
     """``parse_document`` of what ``dump_stored`` stored, with every string as it was."""
-    result: dict[str, Any] = _walk(parse_document(text, where), _unescape_text)
+    document = parse_document(text, where)
+    plain = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if _MAY_HOLD_ESCAPED.search(plain) is None:
+        return document
+    result: dict[str, Any] = _walk(document, _unescape_text)
     return result
