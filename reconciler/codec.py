@@ -61,8 +61,18 @@ def rename(cls: type[Any], *, omit_defaults: bool = False, **on_disk: str) -> No
     )
 
 
-def hook(kind: Any, write: Callable[[Any], Any], read: Callable[[Any], Any]) -> None:
-    """Write and read ``kind`` by hand: for a shape that is not a dataclass's plain fields."""
+def hook(
+    kind: Any, write: Callable[[Any], Any], read: Callable[[Any], Any], *, exact: bool = False
+) -> None:
+    """Write and read ``kind`` by hand: for a shape that is not a dataclass's plain fields.
+    ``exact``: only where ``kind`` itself is the declared type, not for its subclasses (whose
+    own fields the codec still writes: a write action's ``to_data`` uses them)."""
+    if exact:
+        converter.register_unstructure_hook_func(lambda declared: declared is kind, write)
+        converter.register_structure_hook_func(
+            lambda declared: declared is kind, lambda data, _: read(data)
+        )
+        return
     converter.register_unstructure_hook(kind, write)
     converter.register_structure_hook(kind, lambda data, _: read(data))
 

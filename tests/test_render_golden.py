@@ -11,15 +11,20 @@ A missing file is a failure, never written silently.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import yaml
 
 from reconciler.engine.drift import drift_report
-from reconciler.engine.plan import Plan
+from reconciler.engine.plan import Plan, canonical
+from reconciler.engine.plan_file import key_id, read_plan_file, unseal
+from reconciler.errors import RefusedForSafety
 from reconciler.render.drift import render_drift_json, render_drift_markdown, render_drift_text
 from reconciler.render.json import render_json
 from reconciler.render.markdown import markdown_parts, render_markdown
@@ -101,3 +106,35 @@ def test_text_counts_unmanaged_objects_in_one_line_unless_asked_to_list_them() -
     assert "Handmade" in render_drift_text(drift, show_unmanaged=True)
     # Programs and collapsed sections always get the whole list.
     assert "Handmade" in render_json(plan) and "Handmade" in render_markdown(plan)
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (lambda body: body["actions"][0].update(method="workspace_rename"), "workspace_rename"),
+        (lambda body: body["changes"][0].update(kind="printer"), "printer"),
+        (lambda body: body.update(site=7), "site"),
+        (lambda body: body["manifest"].update(desired=[1, 2]), "manifest snapshot"),
+    ],
+    ids=[
+        "an action of another version",
+        "a change of no kind",
+        "a site that is no text",
+        "a snapshot that is no object",
+    ],
+)
+def test_a_sealed_plan_that_does_not_describe_a_plan_is_refused_saying_where(
+    damage: Callable[[dict[str, Any]], None], said: str
+) -> None:
+    """A plan sealed with the right key (another version's, or made by a tool that is not
+    this one) that does not read as a plan: refused as damaged, one sentence naming the part,
+    never a traceback."""
+    key = b"k" * 32
+    body = json.loads((GOLDEN / "plan.json").read_text(encoding="utf-8"))
+    damage(body)
+    mac = hmac.new(key, canonical(body), hashlib.sha256).hexdigest()
+    body["seal"] = {"key_id": key_id(key), "mac": mac}
+    with pytest.raises(RefusedForSafety) as refused:
+        unseal(read_plan_file(json.dumps(body), "plan.json"), key, "records")
+    assert "plan.json is damaged" in refused.value.message
+    assert said in refused.value.message

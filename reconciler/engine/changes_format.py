@@ -10,12 +10,13 @@ its checksum:
 * any other field in ``fields``, each ``{field, before, after, basis}``.
 
 ``_Written`` is that shape as a type, so that the codec writes it and reads it as strictly as
-every document; ``write_changes`` and ``read_changes`` go between the two.
+every document; ``write_change`` and ``read_change`` go between the two (the plan's
+document, ``engine/plan.py``, writes and reads its changes with them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,16 +76,15 @@ codec.hook(
 _CHANGES = tuple[_Written, ...]
 
 
-def write_changes(changes: Iterable[Change]) -> list[Any]:
-    """The plan file's ``changes``."""
-    written: list[Any] = codec.to_data(tuple(_written(c) for c in changes), _CHANGES)
-    return written
+def write_change(change: Change) -> Any:
+    """A change as a plan file's ``changes`` hold it."""
+    return codec.to_data(_written(change), _Written)
 
 
-def read_changes(data: Any) -> tuple[Change, ...]:
-    """A plan file's ``changes``; ``codec.DecodeError`` (a ``ValueError``) where they are not."""
-    found: tuple[_Written, ...] = codec.from_data(data, _CHANGES)
-    return tuple(_change(written) for written in found)
+def read_change(data: Any) -> Change:
+    """A change of a plan file's ``changes``; ``codec.DecodeError`` (a ``ValueError``) where
+    it is not one."""
+    return _change(codec.from_data(data, _Written))
 
 
 def _written(change: Change) -> _Written:

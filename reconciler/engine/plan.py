@@ -6,8 +6,9 @@ changes to the tool's records alone (``record_changes``: a ``previously`` move, 
 an object that is gone), what is left alone and why, what apply would refuse (``guards``),
 the live facts the actions depend on (``expects``) and where it comes from (``context``, with
 the manifest it was made from).
-``data`` is derived from it and is the plan file's content (``docs/plan-format.md``);
-``Plan.from_data`` reads a file back.
+``data`` is derived from it and is the plan file's content (``docs/plan-format.md``):
+``PlanDocument`` is that content as a type, key by key, which the model's one codec writes
+and ``Plan.from_data`` reads back as strictly as every document.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, NewType
 
 from reconciler import codec
 from reconciler.access.model import AccessChange
 from reconciler.engine.actions import WriteAction, action_from_data
 from reconciler.engine.changes import Change, ObjectKind
-from reconciler.engine.changes_format import read_changes, write_changes
+from reconciler.engine.changes_format import read_change, write_change
 from reconciler.errors import RefusedForSafety
 from reconciler.kinds.change import Basis as Basis  # how a fact was learnt
 from reconciler.model import DesiredSite
@@ -120,20 +121,6 @@ class PlanContext:
     # ``desired`` read back (never written; a plan read from a file has None).
     desired_site: DesiredSite | None = field(default=None, compare=False, repr=False)
 
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "site": self.site,
-            "created_at": self.created_at,
-            "tool_version": self.tool_version,
-            "state": self.state,
-            "scope": dict(self.scope) if self.scope is not None else None,
-            "manifest": {
-                "files": list(self.manifest_files),
-                "digest": self.manifest_digest,
-                "desired": self.desired,
-            },
-        }
-
 
 @dataclass(frozen=True, repr=False)
 class Plan:
@@ -205,31 +192,11 @@ class Plan:
     @cached_property
     def data(self) -> dict[str, Any]:
         """The plan as the JSON document a plan file holds (without its seal)."""
-        return {
-            "format": PLAN_FORMAT,
-            "format_version": PLAN_FORMAT_VERSION,
-            **self.context.to_data(),
-            "options": codec.to_data(self.options),
-            "summary": self.summary,
-            "notices": list(self.notices),
-            "changes": write_changes(self.changes),
-            **({} if self.access is None else {"access": codec.to_data(self.access, _ACCESS)}),
-            "actions": [action.to_data() for action in self.actions],
-            **(
-                {}
-                if self.record_changes is None
-                else {"record_changes": codec.to_data(self.record_changes, _RECORD_CHANGES)}
-            ),
-            "kept": codec.to_data(self.kept, tuple[Kept, ...]),
-            "unmanaged": codec.to_data(self.unmanaged, tuple[Unmanaged, ...]),
-            "unobservable": list(self.unobservable),
-            "warnings": list(self.warnings),
-            "safety": {
-                "problems": list(self.guards),
-                "forced": bool(self.guards) and self.options.force,
-            },
-            "expects": dict(self.expects),
-        }
+        data: dict[str, Any] = codec.to_data(PlanDocument.of(self))
+        for optional in ("access", "record_changes"):  # absent from plans saved before them
+            if data[optional] is None:
+                del data[optional]
+        return data
 
     @property
     def checksum(self) -> str:
@@ -238,40 +205,120 @@ class Plan:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Plan:
-        """A plan as a file holds it. Raises ``KeyError``/``ValueError``/``TypeError``."""
-        manifest = data["manifest"]
-        context = PlanContext(
-            site=str(data["site"]),
-            created_at=str(data["created_at"]),
-            tool_version=str(data["tool_version"]),
-            manifest_files=tuple(str(f) for f in manifest["files"]),
-            manifest_digest=str(manifest["digest"]),
-            desired=manifest.get("desired"),
-            state=data.get("state"),
-            scope=data.get("scope"),
-        )
-        safety = data["safety"]
+        """A plan as a file holds it. Raises ``ValueError`` (``codec.DecodeError``) where the
+        document does not describe one."""
+        return codec.from_data(data, PlanDocument).plan()
+
+
+ManifestSnapshot = NewType("ManifestSnapshot", Mapping[str, Any])
+"""The manifest as a saved plan carries it (``engine/manifest_snapshot.py``): stored as it is,
+not walked value by value (a large manifest's is over a megabyte), read back by that module."""
+
+
+def _snapshot_read(data: Any) -> ManifestSnapshot:
+    if not isinstance(data, Mapping):
+        raise ValueError(f"the manifest snapshot must be an object, not {data!r:.40}")
+    return ManifestSnapshot(data)
+
+
+codec.hook(ManifestSnapshot, lambda snapshot: snapshot, _snapshot_read)
+codec.hook(WriteAction, lambda action: action.to_data(), action_from_data, exact=True)
+codec.hook(Change, write_change, read_change)  # the keys plan files have always had
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestPart:
+    files: tuple[str, ...]
+    digest: str
+    desired: ManifestSnapshot | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SafetyPart:
+    problems: tuple[str, ...]
+    forced: bool = False  # written for people; a plan read back takes it from its options
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanDocument:
+    """A plan file's content (``docs/plan-format.md``), key by key in the file's order: what
+    the codec writes and reads. ``summary`` and ``safety.forced`` are written for people and
+    derived again when a plan is read."""
+
+    format: str = PLAN_FORMAT
+    format_version: int = PLAN_FORMAT_VERSION
+    site: str
+    created_at: str
+    tool_version: str
+    state: str | None = None
+    scope: Mapping[str, list[str]] | None = None
+    manifest: ManifestPart
+    options: PlanOptions
+    summary: Mapping[str, int] = field(default_factory=dict)
+    notices: tuple[str, ...] = ()
+    changes: tuple[Change, ...] = ()
+    access: tuple[AccessChange, ...] | None = None
+    actions: tuple[WriteAction, ...]
+    record_changes: tuple[RecordChange, ...] | None = None
+    kept: tuple[Kept, ...] = ()
+    unmanaged: tuple[Unmanaged, ...] = ()
+    unobservable: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    safety: SafetyPart
+    expects: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, plan: Plan) -> PlanDocument:
+        context = plan.context
+        desired = None if context.desired is None else ManifestSnapshot(context.desired)
         return cls(
-            context=context,
-            options=codec.from_data(data["options"], PlanOptions),
-            actions=tuple(action_from_data(a) for a in data["actions"]),
-            changes=read_changes(data["changes"]),
-            kept=codec.from_data(data["kept"], tuple[Kept, ...]),
-            unmanaged=codec.from_data(data["unmanaged"], tuple[Unmanaged, ...]),
-            unobservable=tuple(str(s) for s in data["unobservable"]),
-            warnings=tuple(str(s) for s in data["warnings"]),
-            notices=tuple(str(s) for s in data.get("notices", ())),
-            guards=tuple(str(p) for p in safety["problems"]),
-            expects=dict(data["expects"]),
-            access=codec.from_data(data["access"], _ACCESS) if "access" in data else None,
-            record_changes=codec.from_data(data["record_changes"], _RECORD_CHANGES)
-            if "record_changes" in data
-            else None,
+            site=context.site,
+            created_at=context.created_at,
+            tool_version=context.tool_version,
+            state=context.state,
+            scope=context.scope,
+            manifest=ManifestPart(context.manifest_files, context.manifest_digest, desired),
+            options=plan.options,
+            summary=plan.summary,
+            notices=plan.notices,
+            changes=plan.changes,
+            access=plan.access,
+            actions=plan.actions,
+            record_changes=plan.record_changes,
+            kept=plan.kept,
+            unmanaged=plan.unmanaged,
+            unobservable=plan.unobservable,
+            warnings=plan.warnings,
+            safety=SafetyPart(plan.guards, bool(plan.guards) and plan.options.force),
+            expects=plan.expects,
         )
 
-
-_ACCESS = tuple[AccessChange, ...]
-_RECORD_CHANGES = tuple[RecordChange, ...]
+    def plan(self) -> Plan:
+        context = PlanContext(
+            site=self.site,
+            created_at=self.created_at,
+            tool_version=self.tool_version,
+            manifest_files=self.manifest.files,
+            manifest_digest=self.manifest.digest,
+            desired=self.manifest.desired,
+            state=self.state,
+            scope=self.scope,
+        )
+        return Plan(
+            context=context,
+            options=self.options,
+            actions=self.actions,
+            changes=self.changes,
+            kept=self.kept,
+            unmanaged=self.unmanaged,
+            unobservable=self.unobservable,
+            warnings=self.warnings,
+            notices=self.notices,
+            guards=self.safety.problems,
+            expects=self.expects,
+            access=self.access,
+            record_changes=self.record_changes,
+        )
 
 
 def value_text(value: Any) -> str:
