@@ -2,9 +2,9 @@
 every kind (a write added after the users it needs, one membership call per user, a renamed
 or vanished object, a deletion the policy may refuse).
 
-Each kind's own steps are in its module beside this one (``user``, ``group``,
-``workspace``); ``planner.build_plan`` orders what they collect and adds what the whole plan
-needs (guards, notices, fingerprints).
+Each kind's own steps are in its package (``reconciler/kinds/<kind>/steps.py``);
+``planner.plan_steps`` runs them in the plan's order, and ``planner.build_plan`` orders what
+they collect and adds what the whole plan needs (guards, notices, fingerprints).
 """
 
 from __future__ import annotations
