@@ -84,3 +84,43 @@ def test_no_import_cycle() -> None:
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+def _names_in_code(path: Path) -> set[str]:
+    """Every identifier and string constant of a module's code (docstrings and comments are
+    not code): the names a new field would have to be added under."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.arg | ast.keyword) and node.arg:
+            found.add(node.arg)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
+    return found
+
+
+def test_a_workspace_setting_and_a_user_field_are_written_in_at_most_5_modules() -> None:
+    """Issue 35: adding a setting or a field touches the schema, the kind, the API mapping and
+    the sandbox, not the whole package. ``root_access`` and ``first_name`` stand for them."""
+    for field in ("root_access", "first_name"):
+        naming = sorted(
+            name
+            for name, path in _modules().items()
+            if not name.startswith("reconciler.sandbox") and field in _names_in_code(path)
+        )
+        assert len(naming) <= 5, (field, naming)
+
+
+def test_each_kinds_own_rules_import_nothing_of_the_engine_the_api_or_the_manifest() -> None:
+    """A kind's spec and field rules (its package's ``__init__``, and ``change``) sit below
+    everything that uses them; only its comparison and plan steps are written against the
+    engine's types."""
+    modules = _modules()
+    above = ("reconciler.engine", "reconciler.api", "reconciler.manifest", "reconciler.cli")
+    for name in ("reconciler.kinds.workspace", "reconciler.kinds.group", "reconciler.kinds.user",
+                 "reconciler.kinds.change"):  # fmt: skip
+        imported = _imports_at_load(name, modules[name], modules)
+        assert [m for m in sorted(imported) if m.startswith(above)] == [], name

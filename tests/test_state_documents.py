@@ -55,3 +55,4 @@ def test_a_stored_escape_written_as_a_json_escape_is_read_back() -> None:
     escaped = stored.replace(JSONB_MARK, "\\uFDD0")
     assert JSONB_MARK not in escaped
     assert parse_stored(escaped, "test") == {"name": "da\x00ve"}
+    assert parse_stored(escaped.encode(), "test") == {"name": "da\x00ve"}

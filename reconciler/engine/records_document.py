@@ -84,8 +84,4 @@ def _pending_write_from(data: Any) -> PendingWrite:
         return UnreadableWrite(dict(data), str(exc))
 
 
-def _pending_write_data(write: PendingWrite) -> dict[str, Any]:
-    return write.to_data()
-
-
-codec.hook(PendingWrite, _pending_write_data, _pending_write_from)
+codec.hook(PendingWrite, lambda write: write.to_data(), _pending_write_from)

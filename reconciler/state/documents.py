@@ -162,6 +162,8 @@ backslash before ``u0000``), and then every string is looked at, as always."""
 
 _MAY_HOLD_ESCAPED = re.compile("\ufdd0|\\\\u[fF][dD][dD]0")
 """The mark, as itself or as a JSON escape: text without it holds no escaped string."""
+_MAY_HOLD_ESCAPED_BYTES = re.compile(JSONB_MARK.encode() + rb"|\\u[fF][dD][dD]0")
+"""The same in UTF-8 bytes, as the directory backend reads them: not decoded a second time."""
 
 
 def dump_stored(data: Any) -> str:
@@ -180,8 +182,12 @@ def dump_stored(data: Any) -> str:
 def parse_stored(text: str | bytes, where: str) -> dict[str, Any]:
     """``parse_document`` of what ``dump_stored`` stored, with every string as it was."""
     document = parse_document(text, where)
-    plain = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-    if _MAY_HOLD_ESCAPED.search(plain) is None:
+    found = (
+        _MAY_HOLD_ESCAPED_BYTES.search(text)
+        if isinstance(text, bytes)
+        else _MAY_HOLD_ESCAPED.search(text)
+    )
+    if found is None:
         return document
     result: dict[str, Any] = _walk(document, _unescape_text)
     return result
