@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from reconciler.sandbox.codec import format_time
 from reconciler.spec import workspace_path
 from tests.support.sandbox_site import (
     PERMISSION_FIELDS,
@@ -288,3 +292,18 @@ async def test_workspace_info_parameter_errors(params, status, message) -> None:
         response = await site.call("workspace_info", params)
     assert response.status_code == status
     assert error_of(response) == ("Workspace Info Failed", message)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=-(2**31), max_value=2**33))
+def test_times_are_written_as_the_site_writes_them_to_the_minute(timestamp: int) -> None:
+    """``created``/``modified`` text is cached by the minute (a ``user_list`` page writes 100):
+    every second of the minute reads as the clock of that second would."""
+    moment = time.gmtime(timestamp)
+    hour = moment.tm_hour % 12 or 12
+    expected = (
+        f"{moment.tm_mon:02}/{moment.tm_mday:02}/{moment.tm_year % 100:02} at "
+        f"{hour:02}:{moment.tm_min:02} {'am' if moment.tm_hour < 12 else 'pm'} UTC"
+    )
+    assert format_time(timestamp) == expected
+    assert SITE_TIME.fullmatch(expected)

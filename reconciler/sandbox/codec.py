@@ -16,6 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -63,12 +64,19 @@ EMPTY_NULL = _EmptyNull()
 
 def format_time(timestamp: int) -> str:
     """``created``/``modified`` as the site writes them: ``11/21/26 at 10:40 pm UTC``."""
-    moment = datetime.fromtimestamp(timestamp, UTC)
+    return _format_minute(timestamp // 60)
+
+
+@lru_cache(maxsize=4096)
+def _format_minute(minute: int) -> str:
+    """Cached by the minute, all the text shows: a ``user_list`` page writes 100 of these,
+    mostly the same few (formatting each took a third of the page's CPU)."""
+    moment = datetime.fromtimestamp(minute * 60, UTC)
     return f"{moment:%m/%d/%y} at {moment:%I:%M} {'am' if moment.hour < 12 else 'pm'} UTC"
 
 
-def flag(value: bool) -> int:
-    """A 0/1 API flag."""
+def flag(value: bool | int) -> int:
+    """A 0/1 API flag (from a bool, or a 0/1 column read as it is stored)."""
     return 1 if value else 0
 
 

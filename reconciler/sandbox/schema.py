@@ -55,6 +55,8 @@ USER_COLUMNS = (
     "id, username, email, first_name, last_name, organization, phone, phone_ext, admin, "
     "active, reset_password, permissions, notifications, created, modified"
 )
+LISTED_USER_COLUMNS = "id, username, email, first_name, last_name, organization, admin"
+"""The columns of ``rows.ListedUser``, in its order."""
 WORKSPACE_COLUMNS = (
     "id, name, path, root_access, override_permissions, override_notifications, "
     "permissions, notifications, created, modified"

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from reconciler.identity import username_key
 from reconciler.sandbox.rows import (
     GroupRow,
+    ListedUser,
     NewGroup,
     NewUser,
     NewWorkspace,
@@ -23,6 +24,7 @@ from reconciler.sandbox.rows import (
     encode_flags,
 )
 from reconciler.sandbox.schema import (
+    LISTED_USER_COLUMNS,
     USER_COLUMNS,
     WORKSPACE_COLUMNS,
     connect,
@@ -232,14 +234,19 @@ class Store:
         )
         return [workspace_row(row) for row in rows]
 
-    def workspace_members(self, workspace_ids: Sequence[int]) -> list[UserRow]:
-        """The users joined to any of ``workspace_ids``, each once, in ID order."""
-        rows = self._conn.execute(
-            f"SELECT {USER_COLUMNS} FROM users WHERE id IN (SELECT user_id FROM "
-            f"workspace_members WHERE workspace_id IN ({_marks(len(workspace_ids))})) ORDER BY id",
-            tuple(workspace_ids),
-        )
-        return [user_row(row) for row in rows]
+    def listed_users(self, workspace_ids: Sequence[int] | None = None) -> list[ListedUser]:
+        """Every user (None), or the users joined to any of ``workspace_ids``, each once, in
+        ID order: only the fields a listing shows (``ListedUser``)."""
+        if workspace_ids is None:
+            rows = self._conn.execute(f"SELECT {LISTED_USER_COLUMNS} FROM users ORDER BY id")
+        else:
+            rows = self._conn.execute(
+                f"SELECT {LISTED_USER_COLUMNS} FROM users WHERE id IN (SELECT user_id FROM "
+                f"workspace_members WHERE workspace_id IN ({_marks(len(workspace_ids))})) "
+                "ORDER BY id",
+                tuple(workspace_ids),
+            )
+        return list(map(ListedUser._make, rows))
 
     def add_workspaces(self, workspaces: Sequence[NewWorkspace], now: int) -> list[int]:
         with self._conn:

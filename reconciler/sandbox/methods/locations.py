@@ -13,7 +13,7 @@ from reconciler.sandbox.codec import EMPTY_NULL, Listing, flag
 from reconciler.sandbox.errors import ApiError
 from reconciler.sandbox.methods.base import Call
 from reconciler.sandbox.params import choice, required
-from reconciler.sandbox.rows import GroupRow, UserRow, WorkspaceRow
+from reconciler.sandbox.rows import GroupRow, ListedUser, WorkspaceRow
 from reconciler.spec import PERMISSION_FLAGS
 
 NO_ACCESS_TITLE = "You do not have access privileges for this location"
@@ -50,14 +50,14 @@ def users_location_access(call: Call) -> Any:
     if path == "/":
         if not caller.admin:
             raise _no_access()
-        users = call.store.users()
+        users = call.store.listed_users()
         if not call.settings.omit_groups_in_location_access:
             groups = call.store.groups()
     else:
         workspaces = containing_workspaces(call, path)
         if not workspaces:
             raise _no_access()
-        users = call.store.workspace_members([ws.id for ws in workspaces])
+        users = call.store.listed_users([ws.id for ws in workspaces])
         if not caller.admin and all(user.id != caller.id for user in users):
             raise _no_access()
     if kind == "nonAdminsOnly":
@@ -96,7 +96,7 @@ def _no_access() -> ApiError:
 # elements (<organization/>, <subAdmin/>), unlike user_info's <phoneExt>null</phoneExt>.
 
 
-def _user_entry(user: UserRow) -> dict[str, Any]:
+def _user_entry(user: ListedUser) -> dict[str, Any]:
     return {
         "id": user.id,
         "username": user.username,

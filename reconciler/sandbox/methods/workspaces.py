@@ -62,7 +62,7 @@ def workspace_info(call: Call) -> dict[str, Any]:
             "username": user.username,
             "subadmin": 0,  # 0 in the published sample; the sandbox has no sub-administrators
         }
-        for user in call.store.workspace_members([ws.id])
+        for user in call.store.listed_users([ws.id])
     ]
     return {
         "id": ws.id,
