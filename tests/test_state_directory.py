@@ -309,3 +309,40 @@ def test_the_plan_key_and_journal_are_never_read_through_a_link(tmp_path: Path) 
     with pytest.raises(StateError), records.lock(Holder.current("apply")) as lease:
         records.journal_append(lease, {"event": "intent"})
     assert not (tmp_path / "elsewhere.jsonl").exists()
+
+
+@pytest.mark.e2e
+def test_a_journal_entry_the_disk_cuts_short_is_an_error_not_a_torn_intent(
+    tmp_path: Path,
+) -> None:
+    """With room for part of an entry, the kernel writes that part and says so; the next
+    write says the disk is full. The part alone is no entry: an intent apply believed durable
+    would be dropped as a torn line after a crash, and its write never waited for."""
+    done = run_on_small_disk(
+        tmp_path,
+        PRELUDE
+        + """
+    import os
+    records.journal_append_many(lease, [{"event": "intent", "n": 1}])
+    filler = Path(DISK) / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"x" * 4096):
+            pass
+    except OSError:
+        pass
+    os.close(fd)
+    os.truncate(filler, max(0, filler.stat().st_size - 8192))  # room for two pages
+    try:
+        records.journal_append_many(lease, [{"event": "intent", "n": 2, "pad": "x" * 65536}])
+    except StateError as exc:
+        print(exc)
+    else:
+        print("appended")
+    print([entry["n"] for entry in records.journal_entries()])
+    """,
+    )
+    assert done.returncode == 0, done.stderr
+    refusal, entries = done.stdout.splitlines()
+    assert "the disk is full" in refusal, refusal
+    assert entries == "[1]"

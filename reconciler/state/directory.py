@@ -72,6 +72,7 @@ from reconciler.state.files import (
     read_file,
     read_private,
     replace_file,
+    write_all,
 )
 from reconciler.state.leases import check_lease_seconds
 
@@ -242,7 +243,7 @@ class DirectoryRecords(RecordStore):
             fd = open_private(self.journal_path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
                 drop_torn_tail(fd, self.journal_path)
-                os.write(fd, lines)
+                write_all(fd, lines)  # a part written is not an entry: an error
                 os.fsync(fd)
             finally:
                 os.close(fd)

@@ -151,14 +151,20 @@ def fsync_directory(path: Path) -> None:
         os.close(fd)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """All of ``data`` written to ``fd``, or ``OSError``: ``os.write`` may write only a part
+    (a disk with room for less than all of it), and the next call then says why."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _complete_temp_file(directory: Path, data: bytes) -> Path:
     """A new mode-600 file in ``directory`` holding ``data``, on disk before this returns."""
     fd, name = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     try:
         os.fchmod(fd, 0o600)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
