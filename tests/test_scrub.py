@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reconciler.api.config import Secret
-from reconciler.api.scrub import Scrubber, scrub_patterns
+from reconciler.api.scrub import Scrubber, has_hex_run, scrub_patterns
 from reconciler.api.xmlcodec import load_document
 
 KEY, SECRET = "sandbox-admin-key", "sandbox/admin secret"
@@ -84,3 +87,21 @@ def test_an_answer_is_scrubbed_whatever_its_bytes_look_like(body: bytes, secret:
     scrubbed = SCRUBBER.document(document, body)
     assert secret not in repr(scrubbed)
     assert scrubbed == SCRUBBER.document(document)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=40),
+            st.integers(60, 70).map(lambda n: (b"0123456789abcdefABCDEF" * 4)[:n]),
+            st.integers(60, 70).map(lambda n: b"e" * n),
+        ),
+        max_size=6,
+    )
+)
+def test_a_hex_run_is_found_exactly_where_the_pattern_finds_one(parts: list[bytes]) -> None:
+    """The fast search (bytes mapped to digit or not) answers as the regular expression
+    that defines a signature-shaped run: 64 hex digits or more, anywhere."""
+    data = b"".join(parts)
+    assert has_hex_run(data) == (re.search(rb"[0-9a-fA-F]{64,}", data) is not None)
