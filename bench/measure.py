@@ -72,6 +72,7 @@ class CommandRun:
     sandbox_cpu_s: float | None
     machine_busy_s: float | None  # CPU seconds used by every process on the machine
     started_at: float = 0.0  # epoch seconds just before the exec, on the log events' clock
+    latency_waited_ms: float | None = None  # what the added latency really held a call, mean
 
     @property
     def other_cpu_s(self) -> float | None:
@@ -178,6 +179,12 @@ class SandboxSite:
         methods: dict[str, int] = self.control("calls")["methods"]
         return methods
 
+    def calls_and_latency(self) -> tuple[dict[str, int], float | None]:
+        """The calls by method and the mean time the sandbox's added latency really held one
+        (``/_sandbox/calls``: its sleeps end when its event loop gets to them)."""
+        counted = self.control("calls")
+        return counted["methods"], counted["latency"]["mean_ms"]
+
     def reset_calls(self) -> None:
         self.control("calls/reset", {})
 
@@ -201,6 +208,7 @@ class SandboxSite:
             command, self.workdir, self.env, timeout
         )
         sandbox_after, busy_after = self.sandbox_cpu_s(), machine_busy_s()
+        calls, waited = self.calls_and_latency()
         return CommandRun(
             args=args,
             exit_code=exit_code,
@@ -209,12 +217,13 @@ class SandboxSite:
             peak_rss_mb=usage.ru_maxrss / 1024,  # kilobytes on Linux
             stdout=stdout,
             stderr=stderr,
-            calls=self.calls(),
+            calls=calls,
             sandbox_cpu_s=None
             if sandbox_cpu is None or sandbox_after is None
             else sandbox_after - sandbox_cpu,
             machine_busy_s=None if busy is None or busy_after is None else busy_after - busy,
             started_at=started_at,
+            latency_waited_ms=waited,
         )
 
     def close(self) -> None:

@@ -138,6 +138,9 @@ class ScenarioResult:
             "CPU read": _timing(timings, "read_cpu_s"),
             "peak RSS": megabytes(run.peak_rss_mb),
             "sandbox CPU": "n/a" if sandbox is None else seconds(sandbox),
+            "latency waited": "n/a"
+            if run.latency_waited_ms is None
+            else f"{run.latency_waited_ms:.1f} ms",
             "other CPU": "n/a" if run.other_cpu_s is None else seconds(run.other_cpu_s),
             "bare loop CPU": seconds(self.bare.cpu_s) if self.bare else "",
             "baseline": seconds(self.baseline.wall_s) if self.baseline else "",
@@ -173,6 +176,7 @@ COLUMNS = (
     "CPU diff+plan",
     "peak RSS",
     "sandbox CPU",
+    "latency waited",
     "other CPU",
     "baseline",
     "speedup",

@@ -18,8 +18,25 @@ async def test_calls_are_counted_per_method_until_reset() -> None:
         counts = (await site.client.get("/_sandbox/calls")).json()
         reset = (await site.client.post("/_sandbox/calls/reset")).json()
         after = (await site.client.get("/_sandbox/calls")).json()
-    assert counts == {"total": 3, "methods": {"user_info": 1, "workspace_list": 2}}
-    assert reset == after == {"total": 0, "methods": {}}
+    no_waits = {"waits": 0, "mean_ms": None, "max_ms": None}
+    assert counts == {
+        "total": 3,
+        "methods": {"user_info": 1, "workspace_list": 2},
+        "latency": no_waits,
+    }
+    assert reset == after == {"total": 0, "methods": {}, "latency": no_waits}
+
+
+async def test_the_latency_really_waited_is_reported_beside_the_counts() -> None:
+    """``latency_ms`` is a sleep; what it really held each call is said, not assumed."""
+    async with sandbox_site(latency_ms=30) as site:
+        for _ in range(3):
+            await site.call("workspace_list")
+        latency = (await site.client.get("/_sandbox/calls")).json()["latency"]
+        reset = (await site.client.post("/_sandbox/calls/reset")).json()["latency"]
+    assert latency["waits"] == 3
+    assert 29 <= latency["mean_ms"] <= latency["max_ms"] < 1000  # uvloop: ms timers
+    assert reset == {"waits": 0, "mean_ms": None, "max_ms": None}
 
 
 async def test_control_calls_are_not_counted_nor_faulted() -> None:

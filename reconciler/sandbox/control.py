@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from reconciler.sandbox.dispatch import Sandbox
+from reconciler.sandbox.dispatch import LatencyTally, Sandbox
 from reconciler.sandbox.settings import SettingsError
 
 
@@ -31,6 +31,7 @@ def control_routes(sandbox: Sandbox) -> list[Route]:
 
     async def reset_calls(request: Request) -> JSONResponse:
         sandbox.calls.clear()
+        sandbox.latency = LatencyTally()
         return JSONResponse(_calls(sandbox))
 
     async def state(request: Request) -> JSONResponse:
@@ -68,7 +69,11 @@ def control_routes(sandbox: Sandbox) -> list[Route]:
 
 
 def _calls(sandbox: Sandbox) -> dict[str, Any]:
-    return {"total": sum(sandbox.calls.values()), "methods": dict(sorted(sandbox.calls.items()))}
+    return {
+        "total": sum(sandbox.calls.values()),
+        "methods": dict(sorted(sandbox.calls.items())),
+        "latency": sandbox.latency.as_data(),
+    }
 
 
 def dump_state(sandbox: Sandbox) -> dict[str, Any]:
