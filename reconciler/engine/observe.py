@@ -28,7 +28,6 @@ from reconciler.api.client import SiteClient
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.identities import settle
 from reconciler.engine.live import LiveReader, Progress
-from reconciler.engine.manifest_snapshot import desired_to_data
 from reconciler.engine.pending import wait_for_landing
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
 from reconciler.engine.plan_key import PlanSecret
@@ -154,8 +153,7 @@ def _context(manifest: LoadedManifest, site: OpenSite, scope: Scope | None) -> P
         tool_version=__version__,
         manifest_files=manifest.desired.files,
         manifest_digest=manifest.digest,
-        desired=desired_to_data(manifest.desired),
-        desired_site=manifest.desired,
+        desired_site=manifest.desired,  # the snapshot is made when the plan is written
         state=site.store.location,
         scope=None if scope is None else scope.to_data(),
     )
