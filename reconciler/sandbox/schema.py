@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from reconciler.sandbox.rows import UserRow, WorkspaceRow, decode_flags
+from reconciler.sandbox.rows import ListedUser, UserRow, WorkspaceRow, decode_flags
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,8 +55,8 @@ USER_COLUMNS = (
     "id, username, email, first_name, last_name, organization, phone, phone_ext, admin, "
     "active, reset_password, permissions, notifications, created, modified"
 )
-LISTED_USER_COLUMNS = "id, username, email, first_name, last_name, organization, admin"
-"""The columns of ``rows.ListedUser``, in its order."""
+LISTED_USER_COLUMNS = ", ".join(ListedUser._fields)
+"""The columns of ``rows.ListedUser``, in its order (its fields are named as the columns)."""
 WORKSPACE_COLUMNS = (
     "id, name, path, root_access, override_permissions, override_notifications, "
     "permissions, notifications, created, modified"
