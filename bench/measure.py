@@ -175,10 +175,6 @@ class SandboxSite:
         response.raise_for_status()
         return response.json()
 
-    def calls(self) -> dict[str, int]:
-        methods: dict[str, int] = self.control("calls")["methods"]
-        return methods
-
     def calls_and_latency(self) -> tuple[dict[str, int], float | None]:
         """The calls by method and the mean time the sandbox's added latency really held one
         (``/_sandbox/calls``: its sleeps end when its event loop gets to them)."""
