@@ -1,8 +1,9 @@
-"""Scoped plans (``--changed``) verify a reference from what they read, and search only for
-the others -- and still resolve every reference as a full plan of the same moment does.
+"""Scoped plans (``--changed``) look up every reference of what they touch, and resolve it
+exactly as a full plan of the same moment does.
 
-The manifests here declare no groups, so a scoped plan does not read ``users_location_access``
-(which lists every user): the members ``workspace_info`` lists are all it knows of the users.
+No partial read proves that a reference names one person: a user the read did not name may
+have it, in another case, as username or e-mail (``engine/users.py``). So each reference of
+the touched set is searched -- the calls grow with the change, never with the site.
 """
 
 from __future__ import annotations
@@ -62,33 +63,37 @@ def ids(plan: Plan) -> list[str]:
     return sorted(action.id for action in plan.actions)
 
 
-def test_references_the_members_name_are_not_searched(tmp_path: Path) -> None:
+def test_a_reference_a_member_names_is_still_searched(tmp_path: Path) -> None:
+    """alice is a member of Finance, but another account could have "alice" as its e-mail:
+    the reference is searched, as a full plan's read of every user would see both."""
+
     def edit(document: dict[str, Any]) -> None:
         document["workspaces"][0]["users"].remove("bob")  # Finance: alice stays, named
 
     scoped, calls, full = scoped_and_full(tmp_path, edit)
-    assert calls == {"workspace_list": 1, "workspace_info": 1}
+    assert calls == {"workspace_list": 1, "workspace_info": 1, "user_list": 1}
     assert ids(scoped) == ids(full) == ["remove_from_workspace:1002"]
 
 
-def test_only_a_reference_nothing_read_names_is_searched(tmp_path: Path) -> None:
+def test_the_touched_workspaces_references_are_searched_and_no_more(tmp_path: Path) -> None:
     def edit(document: dict[str, Any]) -> None:
         document["workspaces"][0]["users"].append("erin")  # not a member of anything read
 
     scoped, calls, full = scoped_and_full(tmp_path, edit)
-    assert calls == {"workspace_list": 1, "workspace_info": 1, "user_list": 1}
+    # alice, bob and erin: Finance's references; Legal's and Unrelated's are not touched
+    assert calls == {"workspace_list": 1, "workspace_info": 1, "user_list": 3}
     assert ids(scoped) == ids(full) == ["add_to_workspace:1005"]
 
 
 def test_a_reference_matched_only_without_regard_to_case_is_searched(tmp_path: Path) -> None:
-    """The reference "Alice" matches the member alice only without regard to case; an exact
-    "Alice" elsewhere on the site would win in a full plan, so the site is asked."""
+    """The reference "Alice" matches the member alice only without regard to case; another
+    account with "Alice" as its e-mail would make it name two people, so the site is asked."""
 
     def edit(document: dict[str, Any]) -> None:
         document["workspaces"][0]["users"] = ["Alice", "bob"]
 
     scoped, calls, full = scoped_and_full(tmp_path, edit)
-    assert calls["user_list"] == 1
+    assert calls["user_list"] == 2  # "Alice" and "bob"
     assert ids(scoped) == ids(full)
 
 

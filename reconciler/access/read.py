@@ -30,7 +30,7 @@ from reconciler.api.answers import UserInfo, UserSummary
 from reconciler.api.client import SiteClient
 from reconciler.engine.live import REFUSALS, LiveReader, NoProgress, Progress, live_user
 from reconciler.engine.targets import Selection
-from reconciler.engine.users import UserDirectory
+from reconciler.engine.users import Ambiguity, UserDirectory
 from reconciler.errors import ReconcilerError
 from reconciler.model import LiveSite, LiveUser, LiveWorkspace, Source, UserRef
 from reconciler.spec import workspace_path
@@ -235,12 +235,20 @@ def _resolve(names: Collection[str], users: Iterable[LiveUser]) -> frozenset[int
     directory = UserDirectory.of(users)
     chosen: set[int] = set()
     for name in names:
-        found = directory.candidates(UserRef(name, Source("--user")))
-        if len(found) != 1:
-            which = "no user" if not found else f"{len(found)} users"
+        ref = UserRef(name, Source("--user"))
+        found = directory.candidates(ref)
+        if not found:
             raise NothingSelected(
-                f'--user "{name}" names {which} on the site.',
+                f'--user "{name}" names no user on the site.',
                 hint="Give one user's username, e-mail address or numeric ID.",
+            )
+        if len(found) > 1:
+            ambiguity = Ambiguity(ref, tuple(found))
+            raise NothingSelected(
+                f'--user "{name}" names {len(found)} users on the site: '
+                + "; ".join(ambiguity.meanings())
+                + ".",
+                hint=ambiguity.remedy()[0].upper() + ambiguity.remedy()[1:] + ".",
             )
         chosen.add(found[0].id)
     return frozenset(chosen)

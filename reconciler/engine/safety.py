@@ -41,6 +41,14 @@ def protecting(kind: str, patterns: Iterable[str], *names: str) -> str | None:
     return None
 
 
+def protecting_user(patterns: Iterable[str], username: str, live: LiveUser) -> str | None:
+    """The ``protect_users`` pattern that names this user by the one rule of a user
+    reference (``engine/users.py``): the username the tool knows it by, its username on the
+    site now, or its e-mail address, as the site compares them. A pattern that could name
+    two people protects both: protection errs on the side of keeping an account."""
+    return protecting("user", patterns, *(n for n in (username, live.username, live.email) if n))
+
+
 def same_file(a: str, b: str) -> bool:
     return os.path.normpath(a) == os.path.normpath(b)
 
@@ -322,7 +330,7 @@ class RunCheck:
         if live is None:
             return f"user #{user_id} is no longer on the site"
         names = (username, live.username)
-        pattern = protecting("user", policy.protect_users, *names)
+        pattern = protecting_user(policy.protect_users, username, live)
         if pattern is not None:
             return f'it matches policy.protect_users "{pattern}"'
         if not same_name("user", live.username, username):

@@ -54,10 +54,9 @@ def _part(wanted: Wanted, scope: Scope) -> Wanted:
 async def _read_scoped(
     reader: LiveReader, wanted: Wanted, records: Records, scope: Scope
 ) -> tuple[LiveSite, Scope]:
-    """Read the touched set, widened (see the module's docstring). A reference that a member
-    of a workspace it read, or a user ``users_location_access`` listed, names exactly is
-    resolved from that; only the others are looked up (``Wanted.unverified``), so the calls
-    grow with the change."""
+    """Read the touched set, widened (see the module's docstring). Every reference of the
+    scope is looked up (``Wanted.look_ups``): no partial read proves that no other user
+    has it, in another case, as username or e-mail; the calls grow with the change."""
     declared_users = NameSet("user", (u.username for u in wanted.users))
     deleting_users = any(name not in declared_users for name in scope.users)
     managed_groups = records.managed_groups()
@@ -74,7 +73,7 @@ async def _read_scoped(
         added = sorted(wide.workspaces - {ws.name for ws in live.workspaces if ws.details_observed})
         if added:
             live = await reader.with_details(live, wanted.with_old_names(added))
-        more = _part(wanted, wide).unverified(UserDirectory.of(live.users)) - looked
+        more = _part(wanted, wide).look_ups() - looked
         if more and not every_user:
             every_user = len(more) > MAX_SCOPED_LOOKUPS
             found = await (reader.every_user() if every_user else reader.look_up(more))

@@ -3,9 +3,11 @@
 A pattern names workspaces, groups and users by name, with shell globs (``Finance*``,
 ``team-?``); ``KIND:PATTERN`` (``workspace:Legal``, ``group:*``, ``user:nina``) names one
 kind only. A pattern matches names as the site compares them (``reconciler.identity``:
-without regard to case or width), the glob applied to the folded forms. The objects a pattern can
-name are those the manifest declares and those the records manage (so a managed object that
-left the manifest can be targeted for its removal); an object the tool never managed is
+without regard to case or width), the glob applied to the folded forms. A declared user may
+also be named by e-mail address, as every user reference may (``engine/users.py``); a
+pattern without a glob that names two people is an error. The objects a pattern can name
+are those the manifest declares and those the records manage (so a managed object that left
+the manifest can be targeted for its removal); an object the tool never managed is
 never planned, targeted or not.
 
 The selection becomes a ``Scope`` (``engine/scope.py``), so a targeted plan reads, resolves
@@ -23,7 +25,13 @@ from dataclasses import replace
 from reconciler.engine.plan import PlanOptions
 from reconciler.engine.records import Records
 from reconciler.engine.scope import FULL_PLAN_NOTICE, Scope, key, touched
-from reconciler.engine.selection import NothingTargeted, Selection, matches
+from reconciler.engine.selection import (
+    AmbiguousTarget,
+    NothingTargeted,
+    Selection,
+    is_literal,
+    matches,
+)
 from reconciler.identity import NameSet, username_key
 from reconciler.model import DesiredSite
 
@@ -87,11 +95,39 @@ def _dependencies(desired: DesiredSite, workspaces: set[str], groups: set[str]) 
     }
 
 
+def _aliases(desired: DesiredSite) -> dict[str, tuple[str, ...]]:
+    """The other names a pattern may give a declared user by: its e-mail address."""
+    return {u.username: (u.email,) for u in desired.users if u.email}
+
+
+def _refuse_two_people(pattern: str, users: set[str], aliases: dict[str, tuple[str, ...]]) -> None:
+    """A pattern written as one user's name must name one user: the rule of every user
+    reference (one's username may be another's e-mail address)."""
+    named = sorted(u for u in users if matches(pattern, "user", u, *aliases.get(u, ())))
+    if is_literal(pattern.partition(":")[2] or pattern) and len(named) > 1:
+        people = " and ".join(
+            f'"{u}"' + (f" (e-mail {aliases[u][0]})" if u in aliases else "") for u in named
+        )
+        raise AmbiguousTarget(
+            f'--target "{pattern}" names {len(named)} users: {people}.',
+            hint="Name the user by username (user:USERNAME) where another's e-mail address "
+            "reads the same.",
+        )
+
+
 def selected(desired: DesiredSite, records: Records, selection: Selection) -> Scope:
     """The scope of a targeted plan; ``NothingTargeted`` when a ``--target`` names nothing."""
     universe = _universe(desired, records)
+    aliases = _aliases(desired)
+
+    def names_of(kind: str, name: str) -> tuple[str, ...]:
+        return (name, *aliases.get(name, ())) if kind == "user" else (name,)
+
     for pattern in selection.targets:
-        if not any(matches(pattern, k, n) for k, names in universe.items() for n in names):
+        _refuse_two_people(pattern, universe["user"], aliases)
+        if not any(
+            matches(pattern, k, *names_of(k, n)) for k, names in universe.items() for n in names
+        ):
             raise NothingTargeted(
                 f'--target "{pattern}" names no workspace, group or user that the manifest '
                 "declares or the tool manages.",
@@ -101,11 +137,14 @@ def selected(desired: DesiredSite, records: Records, selection: Selection) -> Sc
                 "what the manifest declares.",
             )
     chosen = {
-        kind: {n for n in names if selection.holds(kind, n)} for kind, names in universe.items()
+        kind: {n for n in names if selection.holds(kind, *names_of(kind, n))}
+        for kind, names in universe.items()
     }
     needed = _dependencies(desired, chosen["workspace"], chosen["group"])
     chosen["user"] |= {
-        n for n in needed if not any(matches(p, "user", n) for p in selection.excludes)
+        n
+        for n in needed
+        if not any(matches(p, "user", *names_of("user", n)) for p in selection.excludes)
     }
     left_out = tuple(
         sorted(key(kind, n) for kind, names in universe.items() for n in names - chosen[kind])

@@ -22,47 +22,35 @@ from reconciler.model import DesiredSite, DesiredUser, LiveUser, UserRef
 class UserDirectory:
     """The site's users, indexed every way the manifest may name them.
 
-    Usernames and e-mail addresses match as the site compares them (``reconciler.identity``:
-    without regard to case or width), as people type them; an exact match wins when two users
-    differ only so.
+    One rule resolves every user reference -- the manifest's, ``--target``'s, ``--user``'s:
+    the candidates are the user of that ID (for digits) and every user whose username or
+    e-mail address is the reference as the site compares them (``reconciler.identity``:
+    without regard to case or width). An exact spelling never hides a folded one: the site
+    does not tell ``Carol.Carter@acme.test`` from ``carol.carter@acme.test``, so a reference
+    that is one user's username and another's e-mail names both, and that is an error.
     """
 
     by_id: dict[int, LiveUser]
-    exact: dict[str, list[LiveUser]]
     folded: dict[str, list[LiveUser]]
 
     @classmethod
     def of(cls, users: Iterable[LiveUser]) -> UserDirectory:
         by_id: dict[int, LiveUser] = {}
-        exact: dict[str, list[LiveUser]] = {}
         folded: dict[str, list[LiveUser]] = {}
         for user in users:
             by_id[user.id] = user
-            for text in {user.username, user.email} - {""}:
-                exact.setdefault(text, []).append(user)
-                folded.setdefault(username_key(text), []).append(user)
-        return cls(by_id, exact, folded)
+            for key in {username_key(text) for text in (user.username, user.email) if text}:
+                folded.setdefault(key, []).append(user)
+        return cls(by_id, folded)
 
     def candidates(self, ref: UserRef) -> list[LiveUser]:
-        """Every distinct user ``ref`` may mean; more than one is an ambiguity."""
+        """Every distinct user ``ref`` may mean, by ID; more than one is an ambiguity."""
         found: dict[int, LiveUser] = {}
         if ref.kind == "id" and int(ref.text) in self.by_id:
             found[int(ref.text)] = self.by_id[int(ref.text)]
-        for user in self.exact.get(ref.text, []):
+        for user in self.folded.get(username_key(ref.text), []):
             found.setdefault(user.id, user)
-        if not found:
-            for user in self.folded.get(username_key(ref.text), []):
-                found.setdefault(user.id, user)
-        return list(found.values())
-
-    def names(self, ref: UserRef) -> bool:
-        """Whether these users prove whom ``ref`` means without a search of the site: exactly
-        one of them has it as username or e-mail, written the same, and nobody here matches it
-        otherwise. An ID is always looked up (another user may have it as a username), and so
-        is a text matched only without regard to case (a user not read may match exactly)."""
-        if ref.kind == "id":
-            return False
-        return len(self.exact.get(ref.text, ())) == 1 and len(self.candidates(ref)) == 1
+        return sorted(found.values(), key=lambda user: user.id)
 
     def label(self, user: UserKey) -> str:
         """How reports name a user: the username, ``#ID`` for a user the site did not list,
@@ -91,13 +79,30 @@ class Ambiguity:
     users: tuple[LiveUser, ...]
     declared: str | None = None  # a user the manifest declares and the site does not have yet
 
-    def describe(self) -> str:
+    def meanings(self) -> list[str]:
+        """Each person the reference may mean: username, e-mail and ID."""
         meanings = [
             f"user {u.id} (username {u.username!r}, e-mail {u.email!r})" for u in self.users
         ]
         if self.declared is not None:
             meanings.append(f"the new user {self.declared!r} the manifest declares")
-        return f'{self.ref.source}: "{self.ref.text}" could mean {" and ".join(meanings)}'
+        return meanings
+
+    def describe(self) -> str:
+        return (
+            f'{self.ref.source}: "{self.ref.text}" could mean {" and ".join(self.meanings())}; '
+            f"{self.remedy()}"
+        )
+
+    def remedy(self) -> str:
+        """How to name one of them without doubt: a numeric ID is one account."""
+        ids = " or ".join(str(u.id) for u in self.users)
+        if self.declared is not None:
+            return (
+                f"write the numeric ID ({ids}) for the site's user, or declare the new one "
+                "under another username"
+            )
+        return f"write the numeric ID ({ids}) of the one meant"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +173,7 @@ def resolve(
         elif len(found) == 1:
             ids[ref.text] = found[0].id
         elif found:
-            ambiguous[ref.text] = Ambiguity(ref, tuple(sorted(found, key=lambda u: u.id)))
+            ambiguous[ref.text] = Ambiguity(ref, tuple(found))
         elif ref.kind != "id" and username_key(ref.text) in declared:
             new[ref.text] = declared[username_key(ref.text)].username
         else:

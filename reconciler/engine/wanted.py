@@ -70,13 +70,14 @@ class Wanted:
         """The references resolved against ``directory`` (``users.resolve``)."""
         return resolve(self.references(), self.users, directory)
 
-    def unverified(self, read: UserDirectory) -> frozenset[str]:
+    def look_ups(self) -> frozenset[str]:
         """What a scoped plan must look up on the site to resolve these references exactly as
-        a read of every user would, given the users its reads named (``read``): every
-        reference those users do not name (``UserDirectory.names``), and every declared
-        user's username and e-mail (their facts -- e-mail, administrator, active -- are
-        compared, and only a look-up reports them all)."""
-        texts = {ref.text for ref in self.references() if not read.names(ref)}
+        a read of every user would: every reference (a user its reads did not name may have
+        it, in another case, as username or e-mail, and the reference then names two people:
+        ``users.UserDirectory``), and every declared user's username and e-mail (their facts
+        -- e-mail, administrator, active -- are compared, and only a look-up reports them
+        all)."""
+        texts = {ref.text for ref in self.references()}
         for user in self.users:
             texts |= {user.username, user.email}
         return frozenset(text for text in texts if text)

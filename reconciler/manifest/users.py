@@ -30,6 +30,7 @@ _PHONES = kinds_user.PHONES
 def check_users(manifest: MergedManifest) -> Iterator[Finding]:
     """Findings for every declared user, in declaration order."""
     first: dict[str, dict[str, Entry]] = {key: {} for key, _, _ in _UNIQUE}
+    logins: dict[str, tuple[Entry, str]] = {}  # either login, folded -> whose and which
     for entry in manifest.users:
         for key, label, problem_of in _UNIQUE:
             value = entry.get(key, str)
@@ -46,6 +47,10 @@ def check_users(manifest: MergedManifest) -> Iterator[Finding]:
             earlier = first[key].setdefault(username_key(value), entry)
             if earlier is not entry:
                 yield _declared_twice(entry, earlier, key, label)
+                continue
+            other, other_key = logins.setdefault(username_key(value), (entry, key))
+            if other is not entry and other_key != key:
+                yield _one_login_two_people(entry, key, other, other_key)
         yield from _texts(entry)
         yield from _phones(entry)
 
@@ -57,6 +62,20 @@ def _declared_twice(entry: Entry, earlier: Entry, key: str, label: str) -> Findi
         f"({place(earlier.source(key), here)}); the site compares them without regard to case",
         here,
         "declare each user once, with its own username and e-mail address",
+    )
+
+
+def _one_login_two_people(entry: Entry, key: str, other: Entry, other_key: str) -> Finding:
+    """One user's username is another's e-mail address: a reference to it would name both
+    people (``engine/users.py``), so neither could be given access by it."""
+    here = entry.source(key)
+    labels = {"username": "username", "email": "e-mail address"}
+    return Finding.error(
+        f"the {labels[key]} {entry.value[key]!r} is the {labels[other_key]} of another declared "
+        f"user ({place(other.source(other_key), here)}); the site compares them without regard "
+        "to case, so a reference to it would name two people",
+        here,
+        "give each user a username that is no other user's e-mail address",
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from reconciler.engine.actions import DELETES_ACCOUNT, UserAdd, UserDelete
 from reconciler.engine.changes import Change, created
 from reconciler.engine.plan import Kept
-from reconciler.engine.safety import protecting
+from reconciler.engine.safety import protecting_user
 from reconciler.engine.steps import Steps, differing, gone_note
 from reconciler.kinds import user as kind
 from reconciler.kinds.user.diff import UserDiff
@@ -54,7 +54,7 @@ def _retire(steps: Steps, username: str, live: LiveUser) -> None:
     policy = steps.policy
     if not policy.prune_users:
         reason = "left the manifest; kept because policy.prune_users is false"
-    elif pattern := protecting("user", policy.protect_users, username, live.username):
+    elif pattern := protecting_user(policy.protect_users, username, live):
         reason = f'left the manifest; kept because it matches policy.protect_users "{pattern}"'
     else:
         steps.add(UserDelete(user_id=live.id, username=username))
