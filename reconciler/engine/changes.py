@@ -103,7 +103,9 @@ class Change:
     """What happens to one object, for people: renderers, drift and the access delta read it.
 
     ``note``, ``warning`` and ``hint`` are why, what it costs and what to do: said as they
-    are, never derived from the fields.
+    are, never derived from the fields. ``site_name`` is how the site spells the object
+    where that is not the manifest's spelling (``site_spelling``): a reviewer sees which
+    object the plan acts on.
     """
 
     kind: ObjectKind
@@ -114,6 +116,7 @@ class Change:
     note: str | None = None
     warning: str | None = None
     hint: str | None = None
+    site_name: str | None = None
 
     def is_membership(self, field: FieldChange) -> bool:
         """Whether ``field`` is who belongs to an object there before and after (a create's
@@ -137,6 +140,13 @@ class Change:
             for f in self.fields
             if not self.is_membership(f) and f.before is not NOTHING and f.after is not NOTHING
         )
+
+
+def site_spelling(declared: str, on_site: str) -> str | None:
+    """The site's spelling of an object the manifest names ``declared``, where it is another
+    (outer spaces, width, case...): the two are one name as the site compares names
+    (``reconciler.identity``), yet a reviewer must see which object is acted on."""
+    return on_site if on_site != declared else None
 
 
 def created(values: Mapping[str, object]) -> tuple[FieldChange, ...]:

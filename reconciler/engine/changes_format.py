@@ -66,6 +66,7 @@ class _Written:
     note: str | None = None
     warning: str | None = None
     hint: str | None = None
+    site_name: str | None = None
 
 
 codec.rename(_Written, omit_defaults=True, added="members_added", removed="members_removed")
@@ -107,6 +108,7 @@ def _written(change: Change) -> _Written:
         note=change.note,
         warning=change.warning,
         hint=change.hint,
+        site_name=change.site_name,
     )
 
 
@@ -129,6 +131,7 @@ def _change(written: _Written) -> Change:
         written.note,
         written.warning,
         written.hint,
+        written.site_name,
     )
 
 

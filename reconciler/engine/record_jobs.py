@@ -13,6 +13,7 @@ from reconciler.engine.record_changes import RecordMoved
 from reconciler.engine.records import Forgotten, Records, reduce
 from reconciler.errors import ReconcilerError
 from reconciler.identity import lookup
+from reconciler.manifest.names import name_problem
 from reconciler.state.backend import Holder, RecordStore
 
 if TYPE_CHECKING:
@@ -71,7 +72,18 @@ def move(
     wait_seconds: float = 0.0,
 ) -> None:
     """Move the record of ``old`` to ``new`` (``state mv``): the same site object under the
-    manifest's new name. One saved version, under the lock; the site is not changed."""
+    manifest's new name. One saved version, under the lock; the site is not changed.
+
+    ``new`` must be a name a manifest can declare: a record under any other name (a comma,
+    outer spaces, an invisible character, over 40 characters) names nothing the manifest
+    could ever hold, so the object would silently leave management."""
+    problem = name_problem(kind, new)
+    if problem is not None:
+        raise ReconcilerError(
+            f'"{new}" cannot be the name of a {kind} in a manifest: it {problem}.',
+            hint=f"Give the name exactly as the manifest declares the {kind}; "
+            "`reconciler validate` checks the manifest's names.",
+        )
     with ledger.locked(store, holder, wait_seconds=wait_seconds) as state:
         table = getattr(state.records, f"{kind}s")
         recorded = _recorded(state.records, kind, old, store)

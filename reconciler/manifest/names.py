@@ -80,6 +80,17 @@ def username_problem(username: str) -> str | None:
     return None
 
 
+def name_problem(kind: str, name: str) -> str | None:
+    """Why a manifest could not hold ``name`` as the name of a ``kind`` (``workspace``,
+    ``group``, ``user``), or None: the rule ``validate`` holds each declaration to."""
+    rules = {
+        "workspace": workspace_name_problem,
+        "group": group_name_problem,
+        "user": username_problem,
+    }
+    return rules[kind](name)
+
+
 def email_problem(email: str) -> str | None:
     """Why ``email`` cannot be a user's e-mail address, or None (the site checks the rest)."""
     problem = text_problem(email)

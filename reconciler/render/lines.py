@@ -44,6 +44,9 @@ class Line:
 
 def _title(change: Change) -> str:
     ident = f" (id {change.id})" if change.id is not None else ""
+    if change.site_name is not None:
+        spelled = f'on the site "{change.site_name}"'
+        ident = f" (id {change.id}, {spelled})" if change.id is not None else f" ({spelled})"
     title = f'{SYMBOLS[change.action]} {change.kind} "{change.name}"{ident}'
     if change.action == "delete":
         return title + f" will be DELETED: {change.warning or 'it is removed from the site'}"

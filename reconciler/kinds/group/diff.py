@@ -34,7 +34,7 @@ class GroupDiff:
     members_to_add: frozenset[UserKey] = frozenset()
     members_to_remove: frozenset[int] = frozenset()
     members_known: bool = True  # False: the tool has no record of the group's members
-    live_name: str | None = None  # renamed: what the site calls it now
+    live_name: str | None = None  # what the site calls it, where it lists the group
     gone_id: int | None = None
 
     @property
@@ -68,14 +68,14 @@ def compare_groups(
             renamed = listed is not None and not same_name("group", listed.name, want.name)
             if listed is not None and renamed and record.managed:
                 if listed.name in NameSet("group", want.previously):  # the site keeps the old name
-                    diffs.append(_present_group(want, recorded_id, record, members))
+                    diffs.append(_present_group(want, recorded_id, record, members, listed))
                 else:
                     diffs.append(_renamed_group(want.name, want, record, listed, members))
                 continue
             if live.groups_listed and listed is None:
                 gone_id, record = recorded_id, None  # deleted by hand: create it again
             else:
-                diffs.append(_present_group(want, recorded_id, record, members))
+                diffs.append(_present_group(want, recorded_id, record, members, listed))
                 continue
         found = live_by_name.get(group_key(want.name), [])
         if len(found) > 1:
@@ -85,7 +85,7 @@ def compare_groups(
                 "tool cannot tell which one the manifest means. Remove the extra ones by hand."
             )
         elif found:
-            diffs.append(_present_group(want, found[0].id, None, members))
+            diffs.append(_present_group(want, found[0].id, None, members, found[0]))
         else:
             diffs.append(
                 GroupDiff(want.name, "missing", want, None, None, members, members, gone_id=gone_id)
@@ -100,7 +100,8 @@ def compare_groups(
         elif live.groups_listed and listed is None:
             diffs.append(GroupDiff(name, "vanished", None, None, record, gone_id=record.id))
         else:
-            diffs.append(GroupDiff(name, "extra", None, record.id, record))
+            live_name = listed.name if listed is not None else None
+            diffs.append(GroupDiff(name, "extra", None, record.id, record, live_name=live_name))
     return diffs
 
 
@@ -115,7 +116,11 @@ def _renamed_group(
 
 
 def _present_group(
-    want: DesiredGroup, group_id: int, record: RecordedGroup | None, members: frozenset[UserKey]
+    want: DesiredGroup,
+    group_id: int,
+    record: RecordedGroup | None,
+    members: frozenset[UserKey],
+    listed: LiveGroup | None,
 ) -> GroupDiff:
     """Members cannot be read back: compare with what the tool recorded applying.
 
@@ -135,4 +140,5 @@ def _present_group(
         (members - recorded) | (members & unsure),
         frozenset(u for u in (recorded | unsure) - members if isinstance(u, int)),
         members_known=record is not None and record.members_known,
+        live_name=listed.name if listed is not None else None,
     )

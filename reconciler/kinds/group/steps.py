@@ -19,7 +19,7 @@ from reconciler.engine.actions import (
     Place,
     UserKey,
 )
-from reconciler.engine.changes import Change, created
+from reconciler.engine.changes import Change, created, site_spelling
 from reconciler.engine.steps import Steps, gone_note
 from reconciler.engine.users import user_order
 from reconciler.kinds import group as kind
@@ -60,7 +60,9 @@ def delete_groups(steps: Steps, diffs: Iterable[GroupDiff]) -> None:
     for diff in diffs:
         if diff.status == "extra" and diff.id is not None and steps.may_delete("group", diff.name):
             steps.add(GroupDelete(group_id=diff.id, name=diff.name))
-            steps.changes.append(Change("group", diff.name, "delete", id=diff.id))
+            steps.changes.append(
+                Change("group", diff.name, "delete", id=diff.id, site_name=_spelling(diff))
+            )
         elif diff.status == "vanished":
             steps.vanished("group", diff.name, diff.gone_id)
 
@@ -95,5 +97,10 @@ def _update(steps: Steps, diff: GroupDiff) -> None:
             id=diff.id,
             fields=steps.members(kind.MEMBERS, diff.members_to_add, diff.members_to_remove, basis),
             note=note,
+            site_name=_spelling(diff),
         )
     )
+
+
+def _spelling(diff: GroupDiff) -> str | None:
+    return site_spelling(diff.name, diff.live_name) if diff.live_name is not None else None

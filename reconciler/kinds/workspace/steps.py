@@ -18,7 +18,7 @@ from reconciler.engine.actions import (
     WorkspaceJoin,
     WorkspaceLeave,
 )
-from reconciler.engine.changes import Change, FieldChange, created
+from reconciler.engine.changes import Change, FieldChange, created, site_spelling
 from reconciler.engine.safety import protecting
 from reconciler.engine.steps import Steps, differing, gone_note
 from reconciler.engine.users import UserDirectory, user_order
@@ -80,7 +80,14 @@ def delete_workspaces(steps: Steps, diffs: Iterable[WorkspaceDiff]) -> None:
         ):
             steps.add(WorkspaceDelete(workspace_id=diff.live.id, name=diff.name))
             steps.changes.append(
-                Change("workspace", diff.name, "delete", id=diff.live.id, warning=DESTROYS_FILES)
+                Change(
+                    "workspace",
+                    diff.name,
+                    "delete",
+                    id=diff.live.id,
+                    warning=DESTROYS_FILES,
+                    site_name=site_spelling(diff.name, diff.live.name),
+                )
             )
         elif diff.status == "vanished":
             steps.vanished("workspace", diff.name, diff.gone_id)
@@ -98,6 +105,7 @@ def _update(steps: Steps, diff: WorkspaceDiff) -> None:
             fields=steps.members(
                 kind.MEMBERS, diff.users_to_add, diff.users_to_remove, diff.members_basis
             ),
+            site_name=site_spelling(diff.name, diff.live.name) if diff.live else None,
         )
     )
 
@@ -126,6 +134,7 @@ def _replacement(steps: Steps, diff: WorkspaceDiff) -> bool:
                 fields=fields,
                 warning=f"replacement {DESTROYS_FILES}",
                 hint=hint,
+                site_name=site_spelling(diff.name, diff.live.name),
             )
         )
         return False
@@ -142,6 +151,7 @@ def _replacement(steps: Steps, diff: WorkspaceDiff) -> bool:
             id=diff.live.id,
             fields=fields,
             warning=DESTROYS_FILES,
+            site_name=site_spelling(diff.name, diff.live.name),
         )
     )
     return True
