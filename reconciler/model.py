@@ -8,7 +8,7 @@ I/O; every class is frozen so a model can be shared between tasks without copyin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -238,3 +238,7 @@ class LiveSite:
     notes: tuple[str, ...] = ()  # plain sentences on what could not be observed
     caller_id: int | None = None  # the user whose API key makes the calls, when it was read
     users_complete: bool = False  # True when ``users`` is the site's whole user list
+    # The workspaces (by ID) of each user read with ``user_info``: the users a plan may delete,
+    # so that it can say which workspaces they lose, those a read did not list the members of
+    # included. A user missing here was not read so.
+    memberships: Mapping[int, frozenset[int]] = field(default_factory=dict)

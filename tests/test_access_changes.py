@@ -42,7 +42,9 @@ def test_the_json_lists_every_change_even_when_the_text_counts_them() -> None:
     plan = plan_case(case("08"))
     assert plan.access is not None and len(plan.access) > MAX_LISTED
     listed = plan.data["access"]
-    assert len(listed) == 24
+    # 20 people gain Big; 4 members of Finance lose the old one (its ID), gain the new one and
+    # gain delete_files there
+    assert len(listed) == 32
     assert {
         "person": "u21",
         "workspace": "Finance",
@@ -50,6 +52,7 @@ def test_the_json_lists_every_change_even_when_the_text_counts_them() -> None:
         "what": "delete_files",
         "via": "member",
         "cause": "override changed",
+        "user_id": 2021,
     } in listed
 
 
@@ -60,8 +63,8 @@ def test_the_text_plan_shows_access_before_the_summary_and_markdown_in_a_section
     markdown = render_markdown(plan)
     assert "<summary>Who gains or loses access (2)</summary>" in markdown
     # in a ``diff`` block, the sign opens the line so a code host colours it
-    assert '\n+ bob gains access to "Legal" (member added)\n' in markdown
-    assert '\n- carol loses access to "Legal" (member removed)\n' in markdown
+    assert '\n+ bob gains access to "Legal" (id 11) (member added)\n' in markdown
+    assert '\n- carol loses access to "Legal" (id 11) (member removed)\n' in markdown
 
 
 def test_a_plan_that_changes_nobody_s_access_has_no_section() -> None:
@@ -75,8 +78,8 @@ def test_drift_names_access_drift_the_site_against_the_manifest() -> None:
     report = drift_report(plan_case(case("01")))
     details = [item.detail for item in report.access]
     assert details == [
-        'bob cannot reach "Legal" on the site; the manifest says they can',
-        'carol can reach "Legal" on the site; the manifest does not say so',
+        'bob cannot reach "Legal" (id 11) on the site; the manifest says they can',
+        'carol can reach "Legal" (id 11) on the site; the manifest does not say so',
     ]
 
 

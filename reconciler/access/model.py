@@ -223,6 +223,11 @@ class AccessChange:
     ``notifications`` as a whole when one side is the person's own settings, which a plan
     does not read (``detail`` then says before -> after).
     ``workspace`` None means every workspace: an administrator created or deleted.
+    ``workspace_id`` and ``user_id`` are the identities an access report keys the same access
+    by (``since.py``), where they exist before the apply: None for a workspace this plan
+    creates (a replacement's new one included) and a user it creates. ``site_name`` is the
+    workspace's name on the site where the manifest spells it otherwise (a rename the API
+    could not make, outer spaces the site keeps).
     """
 
     person: str
@@ -232,6 +237,9 @@ class AccessChange:
     via: Literal["member", "administrator"]
     cause: Cause
     detail: str | None = None
+    workspace_id: int | None = None
+    user_id: int | None = None
+    site_name: str | None = None
 
 
 codec.rename(AccessChange, omit_defaults=True)

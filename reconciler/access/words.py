@@ -49,7 +49,15 @@ def terms(entry: Access) -> dict[str, str]:
 
 
 def place(change: AccessChange) -> str:
-    return "every workspace" if change.workspace is None else f'"{change.workspace}"'
+    """The workspace of a plan's access change as reports name it: its name, its ID where it
+    exists before the apply (two workspaces may share a name; a replacement's old and new do),
+    and the site's spelling where the manifest's differs."""
+    if change.workspace is None:
+        return "every workspace"
+    if change.workspace_id is None:
+        return f'"{change.workspace}"'
+    spelled = f', on the site "{change.site_name}"' if change.site_name is not None else ""
+    return f'"{change.workspace}" (id {change.workspace_id}{spelled})'
 
 
 DRIFT_REASONS = {

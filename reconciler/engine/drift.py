@@ -102,14 +102,20 @@ class DriftItem:
 
 @dataclass(frozen=True, slots=True)
 class AccessDrift:
-    """One person's access on the site against the manifest (``workspace`` None: every one)."""
+    """One person's access on the site against the manifest (``workspace`` None: every one),
+    with the IDs an access report keys it by, where they exist."""
 
     person: str
     workspace: str | None
     detail: str
+    workspace_id: int | None = None
+    user_id: int | None = None
 
     def to_data(self) -> dict[str, Any]:
         return codec.to_data(self)  # type: ignore[no-any-return]
+
+
+codec.rename(AccessDrift, omit_defaults=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +222,8 @@ def drift_report(plan: Plan) -> DriftReport:
         unmanaged=tuple(found["unmanaged"]),
         unobservable=tuple(found["unobservable"]),
         access=tuple(
-            AccessDrift(c.person, c.workspace, drift_sentence(c)) for c in plan.access or ()
+            AccessDrift(c.person, c.workspace, drift_sentence(c), c.workspace_id, c.user_id)
+            for c in plan.access or ()
         ),
         in_sync=not any(found[category] for category in DRIFT_CATEGORIES),
     )

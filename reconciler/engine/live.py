@@ -67,6 +67,7 @@ class LiveReader:
         fallback_users: Callable[[tuple[LiveUser, ...]], Iterable[int]] = lambda users: (),
         *,
         who_am_i: bool = False,
+        memberships_of: Collection[int] = (),
     ) -> LiveSite:
         """The live site.
 
@@ -74,13 +75,21 @@ class LiveReader:
         ``fallback_users`` picks, from the site's users, those whose workspaces are read with
         ``user_info`` when the site refuses ``workspace_info``. ``who_am_i`` also reads which
         user the API key belongs to (the guard that never deletes the caller needs it).
+        ``memberships_of``: users whose every workspace is read (``user_info``), the users a
+        plan may delete (``LiveSite.memberships``).
         """
         self.progress.expect(2 + who_am_i)
         wanted = None if detail_names is None else NameSet("workspace", detail_names)
-        (entries, details), (locations, notes, summaries), caller = await asyncio.gather(
+        (
+            (entries, details),
+            (locations, notes, summaries),
+            caller,
+            memberships,
+        ) = await asyncio.gather(
             self._read_workspaces(wanted),
             self._read_users_and_groups(),
             self._read_caller() if who_am_i else _nothing(),
+            self._read_memberships(memberships_of),
         )
         users = tuple(live_user(s) for s in summaries)
         if details is None:
@@ -103,6 +112,7 @@ class LiveReader:
             notes=tuple(notes),
             caller_id=caller,
             users_complete=True,  # user_list read to its last page
+            memberships=memberships,
         )
 
     async def read_scoped(
@@ -113,19 +123,21 @@ class LiveReader:
         locations: bool = False,
         all_users: bool = False,
         who_am_i: bool = False,
+        memberships_of: Collection[int] = (),
     ) -> LiveSite:
         """The part of the site a change-scoped plan needs (``engine/scope.py``).
 
         ``workspace_list`` always (every workspace's existence, ID and name), the details of
         ``detail_names`` only, ``users_location_access /`` only with ``locations``; the users
         are ``known_users`` (resolved before), every user with ``all_users``, and the users
-        those reads named (``with_named_users``).
+        those reads named (``with_named_users``); ``memberships_of`` as for ``read``.
         """
         self.progress.expect(1 + locations + who_am_i)
-        entries, (found, notes), caller = await asyncio.gather(
+        entries, (found, notes), caller, memberships = await asyncio.gather(
             self._counted(self.client.workspace_list()),
             self._read_locations() if locations else _no_locations(),
             self._read_caller() if who_am_i else _nothing(),
+            self._read_memberships(memberships_of),
         )
         wanted = NameSet("workspace", detail_names)
         details_for = [e for e in entries if e.name in wanted]
@@ -151,7 +163,13 @@ class LiveReader:
             workspaces = _workspaces(entries, details)
         groups = tuple(LiveGroup(loc.id, loc.name) for loc in found if loc.is_group)
         return LiveSite(
-            live_users, workspaces, groups, bool(groups), notes=tuple(notes), caller_id=caller
+            live_users,
+            workspaces,
+            groups,
+            bool(groups),
+            notes=tuple(notes),
+            caller_id=caller,
+            memberships=memberships,
         )
 
     async def _search(self, texts: Collection[str]) -> list[UserSummary]:
@@ -200,6 +218,22 @@ class LiveReader:
                 return found
             found.append(info.summary())
         return found
+
+    async def _read_memberships(self, user_ids: Collection[int]) -> dict[int, frozenset[int]]:
+        """Every workspace each user belongs to (``user_info``), for the users a plan may
+        delete; a user the site no longer has, or will not tell of, is left out."""
+        ids = sorted(set(user_ids))
+        self.progress.expect(len(ids))
+
+        async def workspaces_of(user_id: int) -> tuple[int, frozenset[int]] | None:
+            try:
+                info = await self._counted(self.client.user_info(user_id))
+            except REFUSALS:
+                return None
+            return user_id, frozenset(ref.id for ref in info.workspaces)
+
+        found = await asyncio.gather(*(workspaces_of(user_id) for user_id in ids))
+        return dict(pair for pair in found if pair is not None)
 
     async def _read_caller(self) -> int | None:
         """The user ID the API key belongs to (``user_permissions_location`` reports it)."""

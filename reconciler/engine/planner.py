@@ -145,6 +145,6 @@ def build_plan(
             {name for kind, name in touched if kind == "group"},
             users,
         ),
-        access=plan_access(actions, steps.changes, live, directory),
+        access=plan_access(actions, steps.changes, live, directory, records),
         record_changes=(*record_changes, *steps.forgotten),
     )

@@ -157,6 +157,6 @@ def still_needed(
             )
         ),
         saved.expects,
-        access=plan_access(actions, changes, seen.live, seen.directory),
+        access=plan_access(actions, changes, seen.live, seen.directory, seen.records),
         record_changes=fresh.changed_records,
     )

@@ -41,9 +41,10 @@ async def _read_full(reader: LiveReader, wanted: Wanted, records: Records) -> Li
         return ids | {m for ws in records.workspaces.values() for m in ws.members}
 
     return await reader.read(
-        wanted.with_old_names(wanted.workspaces),
+        wanted.with_old_names(wanted.workspaces) + wanted.leaving_workspaces(records),
         fallback,
         who_am_i=bool(wanted.users or records.users),
+        memberships_of=wanted.leaving_users(records),
     )
 
 
@@ -66,6 +67,7 @@ async def _read_scoped(
         locations=bool(managed_groups) or bool(scope.groups),
         all_users=deleting_users,
         who_am_i=deleting_users,
+        memberships_of=wanted.leaving_users(records, scope.users),
     )
     every_user = deleting_users  # the whole user list was read: nothing to look up
     wide, looked = widened(scope, live, records).within(), set[str]()

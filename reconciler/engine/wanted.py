@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from reconciler.engine.records import Records
 from reconciler.engine.users import Resolution, UserDirectory, resolve
 from reconciler.identity import NameSet
 from reconciler.model import DesiredSite, DesiredUser, UserRef
@@ -27,6 +28,8 @@ class Wanted:
     workspace_refs: dict[str, tuple[UserRef, ...]]  # workspace -> its users
     group_refs: dict[str, tuple[UserRef, ...]]  # group -> its members
     users: tuple[DesiredUser, ...]  # the declared users (their facts are compared)
+    prune: bool = False  # policy.prune: a managed workspace that left may be deleted
+    prune_users: bool = False  # policy.prune_users: a managed user who left may be deleted
 
     @classmethod
     def of(cls, desired: DesiredSite) -> Wanted:
@@ -35,6 +38,30 @@ class Wanted:
             {ws.name: ws.users for ws in desired.workspaces},
             {group.name: group.members for group in desired.groups},
             desired.users,
+            desired.policy.prune,
+            desired.policy.prune_users,
+        )
+
+    def leaving_workspaces(self, records: Records) -> list[str]:
+        """Managed workspaces that left the manifest, where the policy may delete them: a
+        plan reads their members to say who loses access with them."""
+        if not self.prune:
+            return []
+        declared = NameSet("workspace", self.workspace_refs)
+        return sorted(n for n in records.managed_workspaces() if n not in declared)
+
+    def leaving_users(self, records: Records, names: Collection[str] | None = None) -> list[int]:
+        """The IDs of managed users who left the manifest (of ``names`` only, when given),
+        where the policy may delete them: a plan reads their workspaces to say which they
+        lose."""
+        if not self.prune_users:
+            return []
+        declared = NameSet("user", (user.username for user in self.users))
+        chosen = None if names is None else NameSet("user", names)
+        return sorted(
+            record.id
+            for name, record in records.users.items()
+            if record.managed and name not in declared and (chosen is None or name in chosen)
         )
 
     @property
@@ -59,6 +86,8 @@ class Wanted:
             {n: refs for n, refs in self.workspace_refs.items() if n in workspaces},
             {n: refs for n, refs in self.group_refs.items() if n in groups},
             tuple(user for user in self.users if user.username in users),
+            self.prune,
+            self.prune_users,
         )
 
     def references(self) -> list[UserRef]:

@@ -25,19 +25,37 @@ HEADING = "Who gains or loses access:"
 def change_line(change: AccessChange) -> Line:
     symbol, style = SYMBOLS[change.effect], STYLES[change.effect]
     where = place(change)
+    why: str = change.cause
     if change.what == "access":
         role = " as an administrator" if change.via == "administrator" else ""
         text = f"{change.person} {change.effect} access to {where}{role}"
+        why += f"; {change.detail}" if change.detail else ""
     elif change.effect == "changes":
         text = f"{change.person}: {change.what} in {where}: {change.detail}"
     else:
         text = f"{change.person} {change.effect} {change.what} in {where}"
-    return Line(f"  {symbol} {text} ({change.cause})", style)
+    return Line(f"  {symbol} {text} ({why})", style)
+
+
+def _group_key(change: AccessChange) -> tuple[Any, ...]:
+    """What changes counted together share: everything but the person."""
+    return (
+        change.workspace,
+        change.effect,
+        change.what,
+        change.via,
+        change.cause,
+        change.detail,
+        change.workspace_id,
+        change.site_name,
+    )
 
 
 def _group_line(key: tuple[Any, ...], count: int) -> Line:
-    workspace, effect, what, via, cause, detail = key
-    sample = AccessChange("", workspace, effect, what, via, cause, detail)
+    workspace, effect, what, via, cause, detail, workspace_id, site_name = key
+    sample = AccessChange(
+        "", workspace, effect, what, via, cause, detail, workspace_id, site_name=site_name
+    )
     verb = effect if count == 1 else effect.removesuffix("s")
     if what == "access":
         who = "1 person" if count == 1 else f"{count} people"
@@ -55,14 +73,14 @@ def access_lines(changes: Sequence[AccessChange]) -> list[Line]:
     """The changes one a line, or summarised with counts when there are many."""
     if len(changes) <= MAX_LISTED:
         return [change_line(change) for change in changes]
-    groups = Counter((c.workspace, c.effect, c.what, c.via, c.cause, c.detail) for c in changes)
+    groups = Counter(_group_key(c) for c in changes)
     people = len({c.person for c in changes})
     head = Line(
         f"  {len(changes)} changes for {people} people, counted by workspace (the plan's "
         "JSON lists each one):",
         "dim",
     )
-    ordered = sorted(groups, key=lambda k: (k[0] or "", k[1], k[2], k[4]))
+    ordered = sorted(groups, key=lambda k: (k[0] or "", k[6] or 0, k[1], k[2], k[4]))
     return [head, *(_group_line(key, groups[key]) for key in ordered)]
 
 

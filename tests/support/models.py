@@ -105,7 +105,11 @@ def live_site(data: dict[str, Any]) -> LiveSite:
             id=ws["id"],
             name=ws["name"],
             path="/" + ws["name"].replace(" ", "_") + "_workspace/",
-            users=frozenset(ws.get("users", [])),
+            users=(
+                frozenset(ws.get("users", []))
+                if "users" in ws or ws.get("observed", True)
+                else None  # not read: a case says so with observed: false and no users
+            ),
             permissions=frozenset(ws.get("permissions", [])),
             notifications=frozenset(ws.get("notifications", [])),
             details_observed=ws.get("observed", True),
@@ -120,6 +124,9 @@ def live_site(data: dict[str, Any]) -> LiveSite:
         groups_listed=data.get("groups_listed", bool(groups)),
         caller_id=data.get("caller"),
         users_complete=data.get("users_complete", False),
+        memberships={
+            int(user): frozenset(ids) for user, ids in data.get("memberships", {}).items()
+        },
     )
 
 
