@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reconciler.access.model import ReportScope
-from reconciler.access.since import BadPreviousReport, compare, load_previous
+from reconciler.access.since import MAX_PREVIOUS_DEPTH, BadPreviousReport, compare, load_previous
 from reconciler.errors import EXIT_ERROR
 from reconciler.render.access import render_access_json
 from tests.support.access_golden import golden_report
@@ -110,6 +110,14 @@ def test_a_person_matches_without_regard_to_case_as_usernames_do() -> None:
     earlier = replace(now, entries=tuple(replace(e, person=e.person.upper()) for e in now.entries))
     since = compare(earlier, now, "q3.json")
     assert (since.gained, since.lost) == ((), ())
+
+
+@pytest.mark.parametrize("depth", [MAX_PREVIOUS_DEPTH + 1, 100_000])
+def test_a_file_nested_too_deep_is_one_clear_error(depth: int) -> None:
+    with pytest.raises(
+        BadPreviousReport, match=f"q3.json is nested more than {MAX_PREVIOUS_DEPTH}"
+    ):
+        load_previous("[" * depth + "]" * depth, "q3.json")
 
 
 def test_another_site_s_report_is_refused() -> None:

@@ -22,7 +22,7 @@ from reconciler.access.model import (
     ReportScope,
 )
 from reconciler.access.read import SiteRead, read_site
-from reconciler.access.since import compare
+from reconciler.access.since import check_comparable, compare
 from reconciler.access.words import counted
 from reconciler.engine import ledger
 from reconciler.engine.observe import OpenSite
@@ -37,7 +37,10 @@ async def access_report(
     previous: tuple[AccessReport, str] | None = None,
 ) -> AccessReport:
     """Effective access on the site now, judged against ``desired`` when given, compared
-    with ``previous`` (an earlier report and where it was read from) when given."""
+    with ``previous`` (an earlier report and where it was read from) when given: refused
+    before the first call when it is another site's or another scope's."""
+    if previous is not None:
+        check_comparable(previous[0], site.store.site, scope, previous[1])  # before any call
     records = ledger.read(site.store).records
     read = await read_site(site.client, scope, site.progress)
     read_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
