@@ -13,10 +13,12 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import pytest
+
 from reconciler.access.since import MAX_PREVIOUS_BYTES, MAX_PREVIOUS_DEPTH
 from reconciler.api.answers import NewUser, WorkspaceSettings
 from reconciler.errors import EXIT_ERROR, EXIT_OK
-from tests.support.loopback import LoopbackSite
+from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite
 
 ADMIN, ALICE, DAVE = 1, 1001, 1004
 
@@ -118,6 +120,19 @@ def test_a_deleted_account_or_workspace_is_found_in_the_earlier_report(site: Loo
     nobody = site.run("access", "--user", "nobody", "--since", "q3.json")
     assert nobody.returncode == EXIT_ERROR
     assert 'Error: --user "nobody" names no user on the site' in nobody.stderr
+
+
+@pytest.mark.parametrize("sandbox_profile", SANDBOX_PROFILES)
+def test_a_deleted_account_is_not_asked_for_by_its_id(site: LoopbackSite) -> None:
+    """A site may answer ``user_info`` of an unknown ID with a failure that does not say so
+    (the published profile: "Please try again or contact customer support"): the read asks
+    only for the accounts the site still lists."""
+    ops = new_workspace(site, "Ops", DAVE)
+    keep_report(site)
+    site.api(lambda c: c.user_delete(DAVE))
+    site.control("calls/reset", {})
+    assert pairs(since(site, "--user", "dave")["lost"]) == [(DAVE, ops)]
+    assert "user_info" not in site.control("calls")["methods"]
 
 
 def test_a_renamed_account_is_the_same_account_with_a_new_name(site: LoopbackSite) -> None:

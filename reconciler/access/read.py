@@ -18,11 +18,12 @@ By what the report covers:
   ``users_location_access /`` for the site's usual e-mail domains.
 
 Compared with an earlier report (``--since``, ``Earlier``), a narrowed read also covers the
-accounts and workspaces its names and patterns meant then, under whatever name they have now
-(a ``user_info``, or the ``workspace_info`` of a workspace ``workspace_list`` still lists,
-each; and ``user_list`` with ``active=0`` for a renamed account's ``active``), and a name or
-pattern that meant someone or something then may mean nothing now (a deleted account or
-workspace: every access of theirs was lost).
+accounts and workspaces its names and patterns meant then and mean no longer, under their
+names now: with ``--user``, the ``user_info`` of each that ``users_location_access /`` still
+lists (and ``user_list`` with ``active=0`` for their ``active``); with ``--workspace``, the
+``workspace_info`` of each that ``workspace_list`` still lists. A name or pattern that meant
+someone or something then may mean nothing now (a deleted account or workspace: every
+access of theirs was lost).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from typing import TypeVar
 from reconciler.access.model import ReportScope
 from reconciler.api.answers import UserInfo, UserSummary
 from reconciler.api.client import SiteClient
-from reconciler.api.errors import NotFound
 from reconciler.engine.live import REFUSALS, LiveReader, NoProgress, Progress, live_user
 from reconciler.engine.targets import Selection
 from reconciler.engine.users import UserDirectory
@@ -164,9 +164,8 @@ class _Reader:
         reader = LiveReader(self.client, self.progress)
         found = await reader.look_up(names)
         chosen = self._resolve(names, found)
-        (everyone, _), infos, renamed = await asyncio.gather(
-            self._everyone(), self._infos(chosen), self._renamed(self.earlier.user_ids - chosen)
-        )
+        (everyone, _), infos = await asyncio.gather(self._everyone(), self._infos(chosen))
+        renamed = await self._renamed(everyone, chosen)
         by_id = {user.id: user for user in found}
         users = tuple(replace(by_id[i], admin=infos[i].admin) for i in sorted(chosen))
         users += await self._still_here(renamed)
@@ -214,20 +213,14 @@ class _Reader:
         self.progress.advance(len(wanted))
         return {info.id: info for info in infos}
 
-    async def _renamed(self, ids: Iterable[int]) -> dict[int, UserInfo]:
-        """Those of the accounts an earlier report's names meant, and that those names do
-        not mean now, that are still on the site: renamed (the others were deleted)."""
-        wanted = sorted(ids)
-        self.progress.expect(len(wanted))
-        infos = await asyncio.gather(*(self._info_if_any(i) for i in wanted))
-        self.progress.advance(len(wanted))
-        return {info.id: info for info in infos if info is not None}
-
-    async def _info_if_any(self, user_id: int) -> UserInfo | None:
-        try:
-            return await self.client.user_info(user_id)
-        except NotFound:
-            return None
+    async def _renamed(
+        self, everyone: Iterable[LiveUser], chosen: frozenset[int]
+    ) -> dict[int, UserInfo]:
+        """The accounts an earlier report's names meant and mean no longer that are still on
+        the site (``everyone``): renamed. The others were deleted, and are not asked for: a
+        site may answer an unknown ID with a failure that does not say so."""
+        here = {user.id for user in everyone}
+        return await self._infos((self.earlier.user_ids - chosen) & here)
 
     async def _still_here(self, infos: Mapping[int, UserInfo]) -> tuple[LiveUser, ...]:
         """The renamed accounts as users, with ``active`` (which ``user_info`` does not say)."""
