@@ -14,9 +14,14 @@ from typing import Any
 import pytest
 
 from reconciler.access.model import ReportScope
-from reconciler.access.since import BadPreviousReport, compare, load_previous
+from reconciler.access.since import (
+    MAX_PREVIOUS_DEPTH,
+    BadPreviousReport,
+    compare,
+    load_previous,
+)
 from reconciler.errors import EXIT_ERROR
-from reconciler.render.access import render_access_json
+from reconciler.render.access import render_access, render_access_json
 from tests.support.access_golden import golden_report
 
 NOT_A_REPORT = "is not a site-reconciler access report"
@@ -105,11 +110,64 @@ def test_gained_lost_and_changed_with_the_dates_of_both() -> None:
     ]
 
 
-def test_a_person_matches_without_regard_to_case_as_usernames_do() -> None:
+def test_an_account_is_the_same_by_its_id_whatever_its_username_and_says_so() -> None:
     now = replace(golden_report(), since=None)
     earlier = replace(now, entries=tuple(replace(e, person=e.person.upper()) for e in now.entries))
     since = compare(earlier, now, "q3.json")
     assert (since.gained, since.lost) == ((), ())
+    assert {(s.user_id, s.workspace_id, s.field, s.before, s.after) for s in since.changed} == {
+        (e.user_id, e.workspace_id, "username", e.person.upper(), e.person) for e in now.entries
+    }
+
+
+def test_a_workspace_made_again_under_its_name_is_lost_and_gained_and_each_shows_its_id() -> None:
+    now = replace(golden_report(), since=None)
+    legal = next(w for w in now.workspaces if w.name == "Legal")
+    earlier = replace(
+        now,
+        entries=tuple(
+            replace(e, workspace_id=99) if e.workspace == "Legal" else e for e in now.entries
+        ),
+    )
+    since = compare(earlier, now, "q3.json")
+    assert {(e.user_id, e.workspace_id) for e in since.lost} == {
+        (e.user_id, 99) for e in now.entries if e.workspace == "Legal"
+    }
+    assert {(e.user_id, e.workspace_id) for e in since.gained} == {
+        (e.user_id, legal.id) for e in now.entries if e.workspace == "Legal"
+    }
+    assert since.changed == ()
+    report = replace(now, since=since)
+    for fmt in ("text", "markdown", "html"):
+        text = render_access(report, fmt)
+        assert 'bob lost "Legal" (ID 99, member)' in text.replace("&quot;", '"'), fmt
+        assert f'bob gained "Legal" (ID {legal.id}, member)' in text.replace("&quot;", '"'), fmt
+
+
+def test_a_report_whose_changes_carry_no_ids_still_reads() -> None:
+    data = report_data()
+    data["since"] = {
+        "previous_read_at": "2026-05-01T00:00:00Z",
+        "read_at": "2026-08-01T00:00:00Z",
+        "previous_sign_off": {"reviewer": None, "date": None, "notes": None},
+        "gained": [],
+        "lost": [],
+        "changed": [
+            {"workspace": "Legal", "person": "bob", "field": "via", "before": "a", "after": "b"}
+        ],
+    }
+    earlier = load_previous(json.dumps(data), "q2.json")
+    assert earlier.since is not None
+    assert (earlier.since.changed[0].workspace_id, earlier.since.changed[0].user_id) == (None, None)
+    assert 'bob in "Legal": via a -> b' in render_access(earlier, "text")
+
+
+@pytest.mark.parametrize("depth", [MAX_PREVIOUS_DEPTH + 1, 100_000])
+def test_a_file_nested_too_deep_is_one_clear_error(depth: int) -> None:
+    with pytest.raises(
+        BadPreviousReport, match=f"q3.json is nested more than {MAX_PREVIOUS_DEPTH}"
+    ):
+        load_previous("[" * depth + "]" * depth, "q3.json")
 
 
 def test_another_site_s_report_is_refused() -> None:
@@ -123,6 +181,7 @@ def test_a_whole_site_report_compares_with_a_narrower_one_within_its_scope() -> 
     narrow = replace(
         now,
         scope=ReportScope((), ("Fin*",)),
+        workspaces=tuple(w for w in now.workspaces if w.name == "Finance"),
         entries=tuple(e for e in now.entries if e.workspace == "Finance"),
     )
     since = compare(now, narrow, "q3.json")

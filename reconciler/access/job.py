@@ -22,7 +22,7 @@ from reconciler.access.model import (
     ReportScope,
 )
 from reconciler.access.read import SiteRead, read_site
-from reconciler.access.since import compare
+from reconciler.access.since import Covered, check_comparable, compare, earlier_scope
 from reconciler.access.words import counted
 from reconciler.engine import ledger
 from reconciler.engine.observe import OpenSite
@@ -37,15 +37,29 @@ async def access_report(
     previous: tuple[AccessReport, str] | None = None,
 ) -> AccessReport:
     """Effective access on the site now, judged against ``desired`` when given, compared
-    with ``previous`` (an earlier report and where it was read from) when given."""
+    with ``previous`` (an earlier report and where it was read from) when given: refused
+    before the first call when it is another site's or another scope's."""
+    earlier = None
+    if previous is not None:
+        check_comparable(previous[0], site.store.site, scope, previous[1])  # before any call
+        earlier = earlier_scope(previous[0], scope)
     records = ledger.read(site.store).records
-    read = await read_site(site.client, scope, site.progress)
+    read = await read_site(site.client, scope, site.progress, earlier)
     read_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     report = assemble(site.store.site, read_at, scope, read, records, desired)
     if previous is not None:
-        earlier, origin = previous
-        report = replace(report, since=compare(earlier, report, origin))
+        before, origin = previous
+        report = replace(report, since=compare(before, report, origin, _covered(read, scope)))
     return report
+
+
+def _covered(read: SiteRead, scope: ReportScope) -> Covered:
+    """What the scope means on the site now, by ID: the people ``--user`` resolved to (with
+    access or none left) and the workspaces ``--workspace`` chose."""
+    return Covered(
+        read.people if scope.users else None,
+        frozenset(ws.id for ws in read.workspaces) if scope.workspaces else None,
+    )
 
 
 def assemble(

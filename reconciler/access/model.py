@@ -155,13 +155,16 @@ class ReportScope:
 
 @dataclass(frozen=True, slots=True)
 class AccessShift:
-    """An access held at both reviews whose terms changed (``--since``)."""
+    """An access held at both reviews -- the same account at the same workspace, by ID --
+    whose terms or names changed (``--since``)."""
 
     workspace: str
     person: str
-    field: str  # "via", "permissions", "notifications", "active", "root_access"
+    field: str  # "username", "email", "workspace" (renamed), "via", "permissions", ...
     before: str
     after: str
+    workspace_id: int | None = None  # None: in a report written before shifts carried IDs
+    user_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,14 @@ By what the report covers:
   settings and their workspaces); ``workspace_info`` of those workspaces (their overrides);
   ``workspace_list`` when one is an administrator (they reach every workspace); and
   ``users_location_access /`` for the site's usual e-mail domains.
+
+Compared with an earlier report (``--since``, ``Earlier``), a narrowed read also covers the
+accounts and workspaces its names and patterns meant then and mean no longer, under their
+names now: with ``--user``, the ``user_info`` of each that ``users_location_access /`` still
+lists (and ``user_list`` with ``active=0`` for their ``active``); with ``--workspace``, the
+``workspace_info`` of each that ``workspace_list`` still lists. A name or pattern that meant
+someone or something then may mean nothing now (a deleted account or workspace: every
+access of theirs was lost).
 """
 
 from __future__ import annotations
@@ -40,6 +48,19 @@ T = TypeVar("T")
 
 class NothingSelected(ReconcilerError):
     """A ``--user`` or ``--workspace`` that names nothing, or more than one user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """What the scope's names meant in an earlier report (``since.earlier_scope``), so that a
+    report compared with it covers the same accounts and workspaces: the IDs its ``--user``
+    names and ``--workspace`` patterns matched then, and those names and patterns, which
+    need match nothing on the site now."""
+
+    user_ids: frozenset[int] = frozenset()
+    workspace_ids: frozenset[int] = frozenset()
+    names: frozenset[str] = frozenset()
+    patterns: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +90,13 @@ class SiteRead:
 
 
 async def read_site(
-    client: SiteClient, scope: ReportScope, progress: Progress | None = None
+    client: SiteClient,
+    scope: ReportScope,
+    progress: Progress | None = None,
+    earlier: Earlier | None = None,
 ) -> SiteRead:
-    """The read for ``scope`` (see the module doc)."""
-    reader = _Reader(client, progress or NoProgress())
+    """The read for ``scope`` (see the module doc), and what it meant ``earlier``."""
+    reader = _Reader(client, progress or NoProgress(), earlier or Earlier())
     if scope.workspaces:
         return await reader.workspaces(scope.workspaces, scope.users)
     if scope.users:
@@ -85,6 +109,7 @@ async def read_site(
 class _Reader:
     client: SiteClient
     progress: Progress
+    earlier: Earlier
 
     async def _counted(self, call: Awaitable[T]) -> T:
         self.progress.expect(1)
@@ -96,14 +121,17 @@ class _Reader:
         """``--workspace`` (and perhaps ``--user``): the chosen workspaces, their members."""
         entries = await self._counted(self.client.workspace_list())
         selection = Selection(tuple(f"workspace:{p}" for p in patterns))
-        chosen = [e for e in entries if selection.holds("workspace", e.name)]
+        then = self.earlier.workspace_ids
+        chosen = [e for e in entries if selection.holds("workspace", e.name) or e.id in then]
         base = LiveSite((), tuple(LiveWorkspace(e.id, e.name, e.path) for e in chosen), (), False)
-        _check_matches(patterns, [ws.name for ws in base.workspaces], "workspace")
+        names_now = [ws.name for ws in base.workspaces]
+        unknown_then = [p for p in patterns if p not in self.earlier.patterns]
+        _check_matches(unknown_then, names_now, "workspace")
         reader = LiveReader(self.client, self.progress)
         live, (everyone, active_known) = await asyncio.gather(
             reader.with_details(base, {ws.name for ws in base.workspaces}), self._everyone()
         )
-        people = _resolve(names, everyone) if names else None
+        people = self._resolve(names, everyone) | self.earlier.user_ids if names else None
         admins = {u.id for u in everyone if u.admin}
         wanted = sorted(
             {
@@ -135,11 +163,14 @@ class _Reader:
         """``--user`` alone: each person's own settings and workspaces, and their overrides."""
         reader = LiveReader(self.client, self.progress)
         found = await reader.look_up(names)
-        chosen = _resolve(names, found)
-        ids = sorted(chosen)
-        (everyone, _), infos = await asyncio.gather(self._everyone(), self._infos(ids))
+        chosen = self._resolve(names, found)
+        (everyone, _), infos = await asyncio.gather(self._everyone(), self._infos(chosen))
+        renamed = await self._renamed(everyone, chosen)
         by_id = {user.id: user for user in found}
-        users = tuple(replace(by_id[i], admin=infos[i].admin) for i in ids)
+        users = tuple(replace(by_id[i], admin=infos[i].admin) for i in sorted(chosen))
+        users += await self._still_here(renamed)
+        infos |= renamed
+        ids = sorted(infos)
         if any(info.admin for info in infos.values()):
             entries = await self._counted(self.client.workspace_list())
             workspaces = tuple(LiveWorkspace(e.id, e.name, e.path) for e in entries)
@@ -176,11 +207,29 @@ class _Reader:
         return with_active(users, answer)
 
     async def _infos(self, ids: Iterable[int]) -> dict[int, UserInfo]:
-        wanted = list(ids)
+        wanted = sorted(ids)
         self.progress.expect(len(wanted))
         infos = await asyncio.gather(*(self.client.user_info(i) for i in wanted))
         self.progress.advance(len(wanted))
         return {info.id: info for info in infos}
+
+    async def _renamed(
+        self, everyone: Iterable[LiveUser], chosen: frozenset[int]
+    ) -> dict[int, UserInfo]:
+        """The accounts an earlier report's names meant and mean no longer that are still on
+        the site (``everyone``): renamed. The others were deleted, and are not asked for: a
+        site may answer an unknown ID with a failure that does not say so."""
+        here = {user.id for user in everyone}
+        return await self._infos((self.earlier.user_ids - chosen) & here)
+
+    async def _still_here(self, infos: Mapping[int, UserInfo]) -> tuple[LiveUser, ...]:
+        """The renamed accounts as users, with ``active`` (which ``user_info`` does not say)."""
+        if not infos:
+            return ()
+        return await self._active(tuple(live_user(infos[i].summary()) for i in sorted(infos)))
+
+    def _resolve(self, names: Collection[str], users: Iterable[LiveUser]) -> frozenset[int]:
+        return _resolve(names, users, gone=self.earlier.names)
 
 
 async def _same(users: tuple[LiveUser, ...]) -> tuple[LiveUser, ...]:
@@ -225,18 +274,23 @@ def _check_matches(patterns: Collection[str], names: list[str], kind: str) -> No
         if not any(Selection((f"{kind}:{pattern}",)).holds(kind, name) for name in names):
             raise NothingSelected(
                 f'--{kind} "{pattern}" names no {kind} on the site.',
-                hint="Give a workspace's name as the site spells it (case matters), or a glob.",
+                hint="Give a workspace's name (case and width aside), or a glob.",
             )
 
 
-def _resolve(names: Collection[str], users: Iterable[LiveUser]) -> frozenset[int]:
+def _resolve(
+    names: Collection[str], users: Iterable[LiveUser], gone: Collection[str] = ()
+) -> frozenset[int]:
     """The user each ``--user`` NAME means (username, e-mail or ID, as the manifest names
-    users); a name that means nobody or several people is an error."""
+    users); a name that means nobody or several people is an error, except that one of
+    ``gone`` (an earlier report's, ``Earlier.names``) may mean nobody now."""
     directory = UserDirectory.of(users)
     chosen: set[int] = set()
     for name in names:
         ref = UserRef(name, Source("--user"))
         found = directory.candidates(ref)
+        if not found and name in gone:
+            continue
         if not found:
             raise NothingSelected(
                 f'--user "{name}" names no user on the site.',

@@ -9,35 +9,31 @@ import click
 from reconciler import aio
 from reconciler.access.job import access_report
 from reconciler.access.model import AccessReport, ReportScope
-from reconciler.access.since import load_previous
+from reconciler.access.since import MAX_PREVIOUS_BYTES, MAX_PREVIOUS_DEPTH, read_previous
 from reconciler.cli import SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, format_option, site_options
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.site_choice import locate, locate_manifest, open_site
-from reconciler.errors import EXIT_OK, ReconcilerError
+from reconciler.errors import EXIT_OK
 from reconciler.render.access import ACCESS_FORMATS, render_access
 
 ACCESS_EPILOG = epilog(
     [
         (0, "the report was made"),
-        (1, SITE_ERROR + "; a --since file that is not an earlier report; no such --user"),
+        (
+            1,
+            SITE_ERROR + "; a --since file that is not an earlier report of this site (or is "
+            f"over {MAX_PREVIOUS_BYTES // 2**20} MiB or {MAX_PREVIOUS_DEPTH} levels deep); "
+            "no such --user",
+        ),
     ],
     [
         "reconciler access examples/site.yaml --sandbox --format html -o access.html",
         "reconciler access examples/ --sandbox --format json -o 2026-q4.json",
     ],
 )
-
-
-def _previous(path: Path) -> tuple[AccessReport, str]:
-    """The earlier report ``--since`` names, checked before the site is read."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReconcilerError(f"Cannot read the earlier report {path}: {exc}.") from None
-    return load_previous(text, str(path)), str(path)
 
 
 @cli.command(epilog=ACCESS_EPILOG)
@@ -84,7 +80,7 @@ def access(
     Findings first; with a manifest (PATHS), whether it declares each access. Details:
     docs/access.md.
     """
-    previous = _previous(since) if since is not None else None
+    previous = (read_previous(since), str(since)) if since is not None else None
     scope = ReportScope(users, workspaces)
 
     async def run() -> AccessReport:

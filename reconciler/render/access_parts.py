@@ -5,8 +5,10 @@ and per-person groupings, and one row of an access."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import Access, AccessReport, AccessShift, Person, WorkspaceFacts
 from reconciler.access.words import counted, flags_text, known_text
 from reconciler.findings import plural
@@ -59,14 +61,62 @@ def since_lines(report: AccessReport) -> list[tuple[str, str]]:
     """``(symbol, sentence)`` for each access gained, lost and changed."""
     if report.since is None:
         return []
-    lines = [("+", f'{e.person} gained "{e.workspace}" ({e.via})') for e in report.since.gained]
-    lines += [("-", f'{e.person} lost "{e.workspace}" ({e.via})') for e in report.since.lost]
-    lines += [("~", shift_text(s)) for s in report.since.changed]
+    names = Namesakes.of(report)
+    lines = [("+", names.access(e, "gained")) for e in report.since.gained]
+    lines += [("-", names.access(e, "lost")) for e in report.since.lost]
+    lines += [("~", names.shift(s)) for s in report.since.changed]
     return lines
 
 
-def shift_text(shift: AccessShift) -> str:
-    return f'{shift.person} in "{shift.workspace}": {shift.field} {shift.before} -> {shift.after}'
+@dataclass(frozen=True, slots=True)
+class Namesakes:
+    """The names that mean two accounts or two workspaces in a ``--since`` section (an
+    account made again under its username, two workspaces of one name): there each is shown
+    with its ID, and an account with its e-mail address, so that the lines read apart."""
+
+    people: frozenset[str]  # person_key of usernames held by more than one user ID
+    workspaces: frozenset[str]  # workspace_key of names held by more than one workspace ID
+
+    @classmethod
+    def of(cls, report: AccessReport) -> Namesakes:
+        since = report.since
+        entries = (*since.gained, *since.lost) if since else ()
+        shifts = since.changed if since else ()
+        people = [(p.username, p.id) for p in report.people]
+        people += [(e.person, e.user_id) for e in entries]
+        people += [(s.person, s.user_id) for s in shifts if s.user_id is not None]
+        places = [(w.name, w.id) for w in report.workspaces]
+        places += [(e.workspace, e.workspace_id) for e in entries]
+        places += [(s.workspace, s.workspace_id) for s in shifts if s.workspace_id is not None]
+        return cls(_shared(people, person_key), _shared(places, workspace_key))
+
+    def access(self, entry: Access, verb: str) -> str:
+        """``dave (ID 1004, dave@acme.example) lost "Ops" (ID 7, member)``; no IDs where the
+        names say it alone."""
+        person = entry.person
+        if person_key(entry.person) in self.people:
+            person += f" (ID {entry.user_id}{', ' + entry.email if entry.email else ''})"
+        workspace_id = f"ID {entry.workspace_id}, " if self._namesake(entry.workspace) else ""
+        return f'{person} {verb} "{entry.workspace}" ({workspace_id}{entry.via})'
+
+    def shift(self, shift: AccessShift) -> str:
+        person, place = shift.person, f'"{shift.workspace}"'
+        if shift.user_id is not None and person_key(shift.person) in self.people:
+            person += f" (ID {shift.user_id})"
+        if shift.workspace_id is not None and self._namesake(shift.workspace):
+            place += f" (ID {shift.workspace_id})"
+        return f"{person} in {place}: {shift.field} {shift.before} -> {shift.after}"
+
+    def _namesake(self, workspace: str) -> bool:
+        return workspace_key(workspace) in self.workspaces
+
+
+def _shared(named: Iterable[tuple[str, int]], key: Callable[[str], str]) -> frozenset[str]:
+    """The keys of the names held by more than one ID."""
+    ids: dict[str, set[int]] = defaultdict(set)
+    for name, number in named:
+        ids[key(name)].add(number)
+    return frozenset(name for name, numbers in ids.items() if len(numbers) > 1)
 
 
 def workspace_title(ws: WorkspaceFacts) -> str:
