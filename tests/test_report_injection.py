@@ -16,7 +16,9 @@ they are put in a report read back from its JSON, and every format is made of th
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import re
 from html.parser import HTMLParser
@@ -28,7 +30,7 @@ import yaml
 from reconciler.access.model import AccessReport
 from reconciler.access.since import load_previous
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
-from reconciler.render.access import ACCESS_FORMATS, render_access
+from reconciler.render.access import ACCESS_FORMATS, CSV_COLUMNS, render_access
 from reconciler.render.escape import visible
 from tests.support.cli_runner import CliOutcome, run_reconciler
 from tests.support.markdown_view import PARSER, Rendered, raw_html, tokens
@@ -77,6 +79,11 @@ HOSTILE_TEXTS = [
     "<!--, <img src=x>, acme.example",  # the usual domains
     "e-mail domain <script>.example is not one of",  # the unusual one's finding
 ]
+FORMULA = "=+-@\t\r"
+SEPARATORS = ",;\t\r\n"
+FORMULA_START = re.compile(rf"(?:^|[{SEPARATORS}])[ \"]*[{re.escape(FORMULA)}]")
+"""A spreadsheet may take a cell for a formula when it, or a piece of it a spreadsheet splits
+off (at a ``,``, ``;``, tab or line break), starts with one of these after spaces or quotes."""
 
 
 def reconciler(work: Path, *args: str, exit_code: int = EXIT_OK) -> CliOutcome:
@@ -229,6 +236,28 @@ OWN_HTML = re.compile(
 )
 
 
+def unneutralised(cell: str) -> str:
+    """A cell as the report holds it: without the ``'`` written before a formula's start."""
+    return re.sub(rf"'(?=[{re.escape(FORMULA)}])", "", cell)
+
+
+def assert_csv_holds_values_and_no_formula(text: str, report: AccessReport) -> None:
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == list(CSV_COLUMNS) and len(rows) == len(report.entries) + 1
+    names = {p.id: p.name for p in report.people}
+    expected = [(e.workspace, e.person, e.email, names[e.user_id]) for e in report.entries]
+    at = [CSV_COLUMNS.index(c) for c in ("workspace", "person", "email", "name")]
+    got = [tuple(unneutralised(row[i]) for i in at) for row in rows[1:]]
+    assert got == expected
+    for row in rows:
+        for cell in row:
+            assert not FORMULA_START.search(cell), cell
+    for line in re.split("[\r\n]", text):  # as a spreadsheet that splits on any separator
+        for separator in ",;\t":
+            for piece in line.split(separator):
+                assert not piece.lstrip(' "').startswith(tuple(FORMULA)), (separator, piece)
+
+
 # --- the tests ----------------------------------------------------------------------------
 
 
@@ -239,7 +268,7 @@ def test_the_report_is_made_of_the_hostile_site(hostile: HostileRun) -> None:
     assert report.since is not None and report.since.gained and report.since.lost
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "html"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_every_access_format_shows_hostile_values_as_written(hostile: HostileRun, fmt: str) -> None:
     text = hostile.access[fmt]
     shown = [*HOSTILE_TEXTS, "Since the report of"]
@@ -250,12 +279,14 @@ def test_every_access_format_shows_hostile_values_as_written(hostile: HostileRun
         assert_markdown_opens_nothing(text, NO_HTML, shown)
     elif fmt == "html":
         assert_html_is_the_templates_own(text, shown)
+    elif fmt == "csv":
+        assert_csv_holds_values_and_no_formula(text, hostile.report)
     else:
         assert json.loads(text)["usual_domains"] == ["<!--", "<img src=x>", "acme.example"]
         assert load_previous(text, "again.json") == hostile.report
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "html"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json", "html"])
 def test_line_breaks_and_tabs_in_names_stay_inert_in_every_format(
     hostile: HostileRun, fmt: str
 ) -> None:
@@ -269,6 +300,8 @@ def test_line_breaks_and_tabs_in_names_stay_inert_in_every_format(
         assert_markdown_opens_nothing(text, NO_HTML, shown)
     elif fmt == "html":
         assert_html_is_the_templates_own(text, shown)
+    elif fmt == "csv":
+        assert_csv_holds_values_and_no_formula(text, report)
     else:
         assert load_previous(text, "again.json") == report
 
@@ -278,3 +311,39 @@ def test_the_plan_and_drift_comments_show_hostile_names_as_written(hostile: Host
     for markdown in (hostile.plan_markdown, hostile.drift_markdown):
         assert_markdown_opens_nothing(markdown, OWN_HTML, [WORKSPACES[0]["name"], *moved])
     assert "Who gains or loses access" in hostile.plan_markdown
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ("=1+1", "'=1+1"),
+        ("x;=1+1", "x;'=1+1"),
+        ("a,+1", "a,'+1"),
+        ("a\t-1", "a\t'-1"),
+        ("a\n@SUM(1)", "a\n'@SUM(1)"),
+        ("a\r\n=1", "a\r\n'=1"),
+        ("\t=1", "'\t'=1"),
+        ('x; "=1', "x; \"'=1"),
+        ("Q3 - Legal", "Q3 - Legal"),
+        ("a-b+c=d@e", "a-b+c=d@e"),
+    ],
+)
+def test_a_csv_cell_is_neutralised_wherever_a_formula_could_start(
+    hostile: HostileRun, value: str, written: str
+) -> None:
+    entry = dataclasses.replace(hostile.report.entries[0], person=value)
+    report = dataclasses.replace(hostile.report, entries=(entry,))
+    (header, row) = list(csv.reader(io.StringIO(render_access(report, "csv"), newline="")))
+    assert row[header.index("person")] == written
+
+
+def test_a_csv_cell_holding_a_separator_or_line_break_is_quoted(hostile: HostileRun) -> None:
+    texts = ("a;b", "a\rb", "a\tb", "a,b", "a\nb")
+    entries = tuple(
+        dataclasses.replace(hostile.report.entries[0], person=text, workspace_id=-5)
+        for text in texts
+    )
+    report = dataclasses.replace(hostile.report, entries=entries)
+    lines = render_access(report, "csv").split("\n", 1)[1]
+    for text in texts:
+        assert f',-5,"{text}",' in lines  # the ID stays a number: neither quoted nor marked
