@@ -64,6 +64,7 @@ def _environment(**options: Any) -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("reconciler.render", TEMPLATES),
         undefined=jinja2.StrictUndefined,  # a misspelt value is an error, never an empty cell
+        auto_reload=False,  # package data: never changes while the process runs
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
