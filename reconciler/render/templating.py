@@ -13,7 +13,9 @@ Escaping is the environment's, not the template author's: no ``{{ }}`` can print
 
 In both, ``Markup`` is what is printed as it is: a template's macros make it, the filters make
 it, and Python code hands a template the tool's own markup only through ``trusted`` (each call
-says why the text is safe). Jinja2 is imported when a template is first used, so the commands
+says why the text is safe). In a Markdown template, build a value in Python rather than with
+``~`` beside a ``Markup``: Jinja2 would join them with HTML escaping, leaving ``*`` or ``|``
+active. Jinja2 is imported when a template is first used, so the commands
 that write neither format never load it; each environment is built once per process.
 """
 
