@@ -133,7 +133,8 @@ def test_every_copied_path_exists_and_is_not_ignored() -> None:
 def test_the_build_stage_yields_a_wheel_that_runs_validate() -> None:
     """Replays the build stage: the COPY sources (links kept, as COPY keeps them) into an
     empty directory, then its ``pip wheel``, offline and without dependencies. The wheel
-    must carry the schema and the seed and run ``validate`` on the example. (Outside pytest's
+    must carry the schema, the seed and the reports' templates, run ``validate`` on the
+    example and write the access report's HTML and Markdown. (Outside pytest's
     temporary tree: the sandbox's well-known demo keys in the sources are no leak.)"""
     with tempfile.TemporaryDirectory(prefix="reconciler-image-") as scratch:
         _replay_build_stage(Path(scratch))
@@ -176,6 +177,15 @@ def _replay_build_stage(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == EXIT_OK, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
+    assert "reconciler/render/templates/access.html.j2" in names
+    for fmt in ("html", "markdown"):  # the reports' templates are found where installed
+        report = subprocess.run(
+            [sys.executable, "-c", "from reconciler.cli import main; main()", "access",
+             "--sandbox", "--format", fmt],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert report.returncode == EXIT_OK, report.stdout + report.stderr
+        assert "Access on https://sandbox.invalid" in report.stdout
 
 
 # --- pre-commit -----------------------------------------------------------------------------

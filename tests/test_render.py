@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -14,6 +16,7 @@ from reconciler.errors import RefusedForSafety
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.markdown import MAX_PART_CHARS, markdown_parts, render_markdown
 from reconciler.render.text import render_text
+from tests.support.loopback import REPO
 from tests.support.plan_cases import CASES, plan_case
 
 
@@ -100,3 +103,23 @@ def test_drift_lists_each_category_separately() -> None:
     assert "Drift: 1 extra." in text
     assert "<details><summary>Unmanaged" in render_drift_markdown(report)
     assert drift_report(case("02")).in_sync is True
+
+
+@pytest.mark.e2e
+def test_only_html_and_markdown_load_the_template_engine() -> None:
+    """Jinja2 costs every command that imports it about 50 ms: it is loaded when an HTML or
+    Markdown report is first written, never by the renderers' modules nor for text."""
+    code = (
+        "import sys\n"
+        "from reconciler.cli import main\n"
+        "from reconciler.render import access, drift, plans, records_diff\n"
+        "from tests.support.access_golden import golden_report\n"
+        "access.render_access(golden_report(), 'text')\n"
+        "print('jinja2' in sys.modules, end=' ')\n"
+        "access.render_access(golden_report(), 'markdown')\n"
+        "print('jinja2' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "False True\n"

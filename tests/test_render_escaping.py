@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from html.parser import HTMLParser
 
 import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from markdown_it import MarkdownIt
 
 from reconciler.engine.drift import drift_report
 from reconciler.engine.drift_news import drift_news
@@ -34,6 +32,7 @@ from reconciler.render.notify import notification_text
 from reconciler.render.records_diff import RECORDS_DIFF_FORMATS, RecordsDiff
 from reconciler.render.text import render_text
 from tests.support.golden import GOLDEN, assert_golden
+from tests.support.markdown_view import PARSER, Rendered, raw_html
 from tests.support.plan_cases import plan_case
 
 HOSTILE = GOLDEN / "hostile-site.yaml"
@@ -52,49 +51,9 @@ def hostile_plan(**changes: object) -> Plan:
     return dataclasses.replace(plan, **changes)  # type: ignore[arg-type]
 
 
-PARSER = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
 OWN_HTML = re.compile(
     r"<!-- site-reconciler:plan [^\n]*-->|<details><summary>[^<>]*</summary>|</details>"
 )
-
-
-class Rendered(HTMLParser):
-    """What a reader of the rendered comment sees: its text, its bold and its links."""
-
-    def __init__(self, markdown: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.text: list[str] = []
-        self.strong: list[str] = []
-        self.tags: list[str] = []
-        self.feed(PARSER.render(markdown))
-        self.close()
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-        if self.tags and self.tags[-1] == "strong":
-            self.strong.append(data)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        self.tags.append("/" + tag)
-
-    @property
-    def visible(self) -> str:
-        return "".join(self.text)
-
-
-def raw_html(markdown: str) -> list[str]:
-    """Every piece of HTML the Markdown passes through as HTML (blocks and inline)."""
-    found = []
-    for token in PARSER.parse(markdown):
-        if token.type == "html_block":
-            found += [line for line in token.content.splitlines() if line]
-        for child in token.children or ():
-            if child.type == "html_inline":
-                found.append(child.content)
-    return found
 
 
 def _shown(plan: Plan) -> list[str]:

@@ -2,7 +2,8 @@
 
 JSON is the report as the codec writes it (``docs/access.md``: format version, site, read-at
 time, the reviewer's sign-off to fill in, the entries), the file a later ``--since`` reads.
-CSV is one row per person and workspace, for a spreadsheet.
+CSV is one row per person and workspace, for a spreadsheet: every text cell quoted, and no
+cell or piece of one a spreadsheet may split off can start a formula (``neutralised``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from reconciler import codec
 from reconciler.access.model import ACCESS_SETTINGS, AccessReport
@@ -34,8 +36,13 @@ CSV_COLUMNS = (
     *ACCESS_SETTINGS,
     "manifest",
 )
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-"""A spreadsheet takes a cell beginning so as a formula: such names are written quoted."""
+FORMULA_STARTS = "=+-@\t\r"
+"""A spreadsheet takes a cell beginning with one of these for a formula."""
+SPLITS = ",;\t\r\n"
+"""Where a spreadsheet may cut a cell in pieces, each read as a cell of its own: the separators
+of CSV in every locale (``,``; ``;`` where the comma is the decimal mark; tab) and line breaks.
+Quoting keeps a cell whole only for a reader that splits as this file does."""
+_FORMULA = re.compile(rf"(^|[{re.escape(SPLITS)}])([ \"]*)(?=[{re.escape(FORMULA_STARTS)}])")
 
 
 def render_access_json(report: AccessReport) -> str:
@@ -61,21 +68,26 @@ def _block(value: object, depth: int) -> str:
     return _compact(value)
 
 
-def _safe(value: str) -> str:
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
+def neutralised(text: str) -> str:
+    """``text`` with a ``'`` before every formula start that begins it or a piece of it a
+    spreadsheet may split off (after a separator or a line break, and any spaces or quotes),
+    so each piece is shown as text, never computed (``docs/access.md``)."""
+    return _FORMULA.sub(r"\1\2'", text)
 
 
 def render_access_csv(report: AccessReport) -> str:
+    """One row per access. Every text cell is quoted (``QUOTE_NONNUMERIC``: a bare carriage
+    return, a ``;`` or a tab would cut an unquoted one) and neutralised; the IDs are numbers."""
     names = {p.id: p.name for p in report.people}
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
     writer.writerow(CSV_COLUMNS)
     for e in report.entries:
         cells = (
             e.workspace,
-            str(e.workspace_id),
+            e.workspace_id,
             e.person,
-            str(e.user_id),
+            e.user_id,
             e.email,
             names.get(e.user_id, ""),
             known_text(e.active),
@@ -87,7 +99,7 @@ def render_access_csv(report: AccessReport) -> str:
             *(known_text(value) for value in e.access_settings().values()),
             e.manifest or "",
         )
-        writer.writerow([_safe(cell) for cell in cells])
+        writer.writerow([neutralised(c) if isinstance(c, str) else c for c in cells])
     return buffer.getvalue()
 
 

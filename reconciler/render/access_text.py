@@ -1,10 +1,11 @@
 """An access report as text (a terminal or a log) and as Markdown (a review document):
 findings first, then what changed since the last review, then who reaches each workspace and
-what each person reaches."""
+what each person reaches. The text escapes control characters (``render_lines``); the
+Markdown is a template that escapes every value (``render/templating.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from reconciler.access.model import AccessReport
 from reconciler.render.access_parts import (
@@ -18,8 +19,8 @@ from reconciler.render.access_parts import (
     since_lines,
     workspace_title,
 )
-from reconciler.render.escape import code_span, markdown_text
 from reconciler.render.lines import Line
+from reconciler.render.templating import render_markdown
 from reconciler.render.text import render_lines
 
 FINDING_STYLES = {"administrator": "warning", "unusual_domain": "warning"}
@@ -70,39 +71,25 @@ def render_access_text(report: AccessReport, *, color: bool = False) -> str:
     return render_lines(access_lines(report), color=color)
 
 
-def _cell(text: str) -> str:
-    """Text for a Markdown table cell or line: shown as written, nothing taken as markup (the
-    one escaping of names, ``render/escape.py``: no line break, pipes escaped)."""
-    return markdown_text(text)
-
-
-def _md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_cell(c) for c in cells) + " |" for cells in rows]
-    return [*out, ""]
-
-
 def render_access_markdown(report: AccessReport) -> str:
-    out = [
-        f"# Access report for {code_span(report.site)}",
-        "",
-        *(f"{t}\n" for t in opening(report)),
-    ]
-    out += ["## Findings", ""]
-    findings = [(FINDING_LABELS[f.kind], f.person, f.detail) for f in report.findings]
-    out += _md_table(("finding", "person", "detail"), findings) if findings else ["None.", ""]
-    heading = since_heading(report)
-    if heading is not None:
-        out += ["## Since the last review", "", _cell(heading), ""]
-        out += [f"- {_cell(text)}" for _, text in since_lines(report)] + [""]
-    if report.notes:
-        out += ["## Notes", "", *(f"- {_cell(n)}" for n in report.notes), ""]
+    """The template ``templates/access.md.j2`` escapes every value it prints: this says only
+    what goes where."""
     grouped = Grouped.of(report)
-    out += ["## By workspace", ""]
-    for ws in report.workspaces:
-        out += [f"### {_cell(workspace_title(ws))}", ""]
-        rows = [[row(e)[c] for c in COLUMNS] for e in grouped.by_workspace.get(ws.id, [])]
-        out += _md_table(COLUMNS, rows) if rows else ["Nobody in this report reaches it.", ""]
-    out += ["## By person", ""]
-    out += [f"- {_cell(person_summary(p, grouped.by_person[p.id]))}" for p in report.people]
-    return "\n".join(out) + "\n"
+    return render_markdown(
+        "access.md.j2",
+        site=report.site,
+        opening=opening(report),
+        findings=[(FINDING_LABELS[f.kind], f.person, f.detail) for f in report.findings],
+        since_heading=since_heading(report),
+        since_lines=[text for _, text in since_lines(report)],
+        notes=report.notes,
+        columns=COLUMNS,
+        workspaces=[
+            (
+                workspace_title(ws),
+                [[row(e)[c] for c in COLUMNS] for e in grouped.by_workspace.get(ws.id, [])],
+            )
+            for ws in report.workspaces
+        ],
+        people=[person_summary(p, grouped.by_person[p.id]) for p in report.people],
+    )

@@ -1,4 +1,4 @@
-"""Render a drift report as text, JSON or Markdown."""
+"""Render a drift report as text, JSON or Markdown (a template that escapes every value)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from reconciler.engine.drift import (
     DriftReport,
 )
 from reconciler.findings import plural
-from reconciler.render.escape import code_fence, code_span, markdown_text, visible
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.lines import Line, unmanaged_summary
 from reconciler.render.markdown import trim
+from reconciler.render.templating import render_markdown
 from reconciler.render.text import render_lines
 
 TITLES = {
@@ -114,37 +114,23 @@ def render_drift_json(report: DriftReport) -> str:
 
 
 def render_drift_markdown(report: DriftReport) -> str:
-    out = [
-        f"### site-reconciler drift report for {code_span(report.site)}",
-        "",
-        f"**{_verdict(report)}**",
-        "",
-        *(f"_{markdown_text(text)}_\n" for text in _since_last(report)),
+    """The template ``templates/drift.md.j2`` escapes every value it prints."""
+    sections = [
+        (f"{TITLES[category]} ({len(items)})", [_entry(i) for i in items])
+        for category in CATEGORIES
+        if (items := report.items(category))
     ]
-    for category in CATEGORIES:
-        items = report.items(category)
-        if items:
-            out += _block(f"{TITLES[category]} ({len(items)})", [_entry(i) for i in items])
-    access = report.access
-    if access:
-        out += _block(f"{ACCESS_TITLE} ({len(access)})", [_access(i) for i in access])
-    return trim("\n".join(out) + "\n")
-
-
-def _block(title: str, entries: list[str]) -> list[str]:
-    """A collapsible code block of ``entries``, shown as written: no entry can close it."""
-    shown = [visible(entry) for entry in entries]
-    fence = code_fence(shown)
-    return [
-        f"<details><summary>{title}</summary>",
-        "",
-        fence + "text",
-        *shown,
-        fence,
-        "",
-        "</details>",
-        "",
-    ]
+    if report.access:
+        access = report.access
+        sections.append((f"{ACCESS_TITLE} ({len(access)})", [_access(i) for i in access]))
+    text = render_markdown(
+        "drift.md.j2",
+        site=report.site,
+        verdict=_verdict(report),
+        since_last=_since_last(report),
+        sections=sections,
+    )
+    return trim(text)
 
 
 DRIFT_FORMATS: Formats[DriftReport] = Formats(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from urllib.parse import quote
 
 from reconciler.manifest.names import INVISIBLE_CATEGORIES
@@ -77,6 +77,14 @@ def code_fence(lines: Iterable[str]) -> str:
     """The fence for a code block of ``lines``: longer than any run of backticks in them, so
     no line can close the block early (three backticks when none has any)."""
     return "`" * max(3, _longest_backticks(lines) + 1)
+
+
+def code_block(lines: Sequence[str], info: str = "") -> str:
+    """``lines`` as a fenced code block of ``info`` (``text``, ``diff``), each shown as written
+    (``visible``) behind a fence none of them can close."""
+    shown = [visible(line) for line in lines]
+    fence = code_fence(shown)
+    return "\n".join([fence + info, *shown, fence])
 
 
 def code_span(text: str) -> str:

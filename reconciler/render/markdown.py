@@ -9,9 +9,12 @@ comment with its own marker. Nothing is trimmed away.
 
 The drift report and the state diff still fit theirs in one comment (``trim``).
 
-Names are user-controlled (the manifest's, the site's): every text that holds one is escaped
-by ``render/escape.py`` -- outside code as Markdown text, inside code blocks fenced so that no
-line can close them -- so no name can hide, end or spoof any part of the plan or its marker.
+Names are user-controlled (the manifest's, the site's), so no name may hide, end or spoof any
+part of the plan or its marker. Every piece outside a code block is a macro of the template
+``templates/plan.md.j2``, which escapes every value as Markdown text
+(``render/templating.py``); the lines of a code block enter only through ``_Section``, which
+shows them as written (``visible``) behind a fence made from them (``code_fence``), so no line
+can close it.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from reconciler.engine.plan import Plan
 from reconciler.render.access_plan import access_lines
-from reconciler.render.escape import code_fence, code_span, markdown_text, marker_value, visible
+from reconciler.render.escape import code_fence, visible
 from reconciler.render.lines import (
     Line,
     change_lines,
@@ -31,6 +35,10 @@ from reconciler.render.lines import (
     safety_lines,
     summary_line,
 )
+from reconciler.render.templating import markdown_macros, trusted
+
+if TYPE_CHECKING:
+    from markupsafe import Markup
 
 MAX_COMMENT_CHARS = 60_000
 _TRIM_RESERVE = 400  # room for the closing fences and the trim note
@@ -42,24 +50,36 @@ _HEADER_RESERVE = 1_000  # a part's marker, heading and summary line, beyond the
 MAX_LINE_CHARS = 4_000  # a longer line (a mass deletion's warning) is cut, saying so
 
 
-def marker(plan: Plan, part: int, parts: int) -> str:
-    """The part's marker: the same for every plan of this site and these records, so a job
-    updates its comments. The records are named by a digest: their location may name hosts
-    a pull request's readers need not see."""
+def records_digest(plan: Plan) -> str:
+    """What the marker names the records by: the same for every plan of this site and these
+    records, so a job updates its comments. A digest: the records' location may name hosts a
+    pull request's readers need not see."""
     state = plan.context.state
-    records = hashlib.sha256(state.encode()).hexdigest()[:12] if state else "none"
-    return f"<!-- {MARKER} site={marker_value(plan.site)} records={records} part={part}/{parts} -->"
+    return hashlib.sha256(state.encode()).hexdigest()[:12] if state else "none"
+
+
+def _macros() -> Any:
+    return markdown_macros("plan.md.j2")
+
+
+def _lines(piece: Markup) -> list[str]:
+    """A macro's output as the pager's lines (it ends each line with a newline)."""
+    return str(piece).removesuffix("\n").split("\n") if piece else []
 
 
 @dataclass(frozen=True, slots=True)
 class _Section:
-    """A collapsible section; a long one continues in the next part. ``lines`` are shown as
-    written (``visible``), in a code block of ``info`` (``diff``, ``text``) that ``fence``
-    opens and closes: longer than any run of backticks in them."""
+    """A collapsible section; a long one continues in the next part. Its ``lines`` are shown
+    as written (``visible``: ``of`` makes them so), in a code block of ``info`` (``diff``,
+    ``text``) that ``fence`` opens and closes: longer than any run of backticks in them."""
 
     title: str
     lines: Sequence[str]
     info: str
+
+    @classmethod
+    def of(cls, title: str, texts: Sequence[str], info: str) -> _Section:
+        return cls(title, [visible(text) for text in texts], info)
 
     @property
     def fence(self) -> str:
@@ -68,44 +88,35 @@ class _Section:
 
 def _head_lines(plan: Plan) -> list[str]:
     """What part 1 carries before any details: notices, deletions, refusals."""
-    out = [f"> **Note:** {markdown_text(notice)}\n" for notice in plan.notices]
     deletions = [c for c in plan.changes if c.action in ("delete", "replace")]
-    if deletions:
-        names = ", ".join(f'{c.kind} "{c.name}"' for c in deletions)
-        out += [
-            f"> **Warning:** this plan deletes {markdown_text(names)}. "
-            "Deleting a workspace destroys all files in it.",
-            "",
-        ]
-    refusal = safety_lines(plan)
-    if refusal:
-        out += ["> " + markdown_text(line.text.strip()) for line in refusal] + [""]
-    return out
+    names = ", ".join(f'{c.kind} "{c.name}"' for c in deletions)
+    refusal = [line.text.strip() for line in safety_lines(plan)]
+    return _lines(_macros().head(plan.notices, names, refusal))
 
 
 def _sections(plan: Plan) -> list[_Section]:
     sections = []
     if plan.changes:
         changes = [line for change in plan.changes for line in [*change_lines(change), Line("")]]
-        sections.append(_Section(f"Changes ({len(plan.changes)})", _texts(changes), "diff"))
+        sections.append(_Section.of(f"Changes ({len(plan.changes)})", _texts(changes), "diff"))
     if plan.access:
         title = f"Who gains or loses access ({len(plan.access)})"
-        gains = [visible(line.text[2:]) for line in access_lines(plan.access)]
-        sections.append(_Section(title, gains, "diff"))
+        gains = [line.text[2:] for line in access_lines(plan.access)]
+        sections.append(_Section.of(title, gains, "diff"))
     if plan.changed_records:
         title = f"Records only, the site is not changed ({len(plan.changed_records)})"
-        sections.append(_Section(title, _texts(record_lines(plan)), "text"))
+        sections.append(_Section.of(title, _texts(record_lines(plan)), "text"))
     kept = left_alone_lines(plan)
     if kept:
-        sections.append(_Section(f"Left alone ({len(kept)})", _texts(kept), "text"))
+        sections.append(_Section.of(f"Left alone ({len(kept)})", _texts(kept), "text"))
     if plan.unobservable:
         title = f"Could not be observed ({len(plan.unobservable)})"
-        sections.append(_Section(title, [visible(fact) for fact in plan.unobservable], "text"))
+        sections.append(_Section.of(title, plan.unobservable, "text"))
     return sections
 
 
 def _texts(lines: Sequence[Line]) -> list[str]:
-    return [visible(line.text) for line in lines]
+    return [line.text for line in lines]
 
 
 class _Pages:
@@ -132,11 +143,12 @@ class _Pages:
         self.size = 0
 
     def section(self, section: _Section) -> None:
-        closing = [section.fence, "", "</details>", ""]
+        fence = trusted(section.fence)  # backticks only, made from the section's lines
+        closing = _lines(_macros().section_closing(fence))
         lines = [_cut(line) for line in section.lines]
         title, i = section.title, 0
         while True:
-            opening = [f"<details><summary>{title}</summary>", "", section.fence + section.info]
+            opening = _lines(_macros().section_opening(title, fence, section.info))
             if self.size and not self.fits([*opening, *lines[i : i + 1], *closing]):
                 self.next()
             self.add(*opening)
@@ -158,30 +170,21 @@ def _cut(line: str) -> str:
 
 def markdown_parts(plan: Plan, limit: int = MAX_PART_CHARS) -> list[str]:
     """The comments of a plan, each at most ``limit`` characters, summary first."""
-    title = f"### site-reconciler plan for {code_span(plan.site)}"
     pages = _Pages(limit - _HEADER_RESERVE - 2 * len(plan.site))
     pages.add(*_head_lines(plan))
     for section in _sections(plan):
         pages.section(section)
     if plan.warnings:
-        pages.add("**Warnings**", "", *(f"- {markdown_text(w)}" for w in plan.warnings), "")
+        pages.add(*_lines(_macros().warnings(plan.warnings)))
     parts = [lines for lines in pages.parts if lines] or [[]]
     total = len(parts)
-    out = []
-    for number, lines in enumerate(parts, start=1):
-        if number == 1:
-            head = [title, "", f"**{summary_line(plan)}**", ""]
-            if total > 1:
-                head += [f"_This plan is in {total} comments; this is part 1 of {total}._", ""]
-        else:
-            head = [
-                f"{title} (part {number} of {total})",
-                "",
-                f"_Continued from part {number - 1}; the summary is in part 1._",
-                "",
-            ]
-        out.append("\n".join([marker(plan, number, total), *head, *lines]) + "\n")
-    return out
+    digest = records_digest(plan)
+    summary = trusted(summary_line(plan))  # the tool's words: counts and API method names
+    return [
+        str(_macros().part_head(trusted(MARKER), plan.site, digest, number, total, summary))
+        + "".join(line + "\n" for line in lines)
+        for number, lines in enumerate(parts, start=1)
+    ]
 
 
 def render_markdown(plan: Plan) -> str:

@@ -8,8 +8,9 @@ from typing import Any
 
 from reconciler import codec
 from reconciler.engine.records_diff import RecordChange
-from reconciler.render.escape import markdown_text, visible
+from reconciler.render.escape import visible
 from reconciler.render.formats import Format, Formats, View
+from reconciler.render.templating import render_markdown
 
 _MARK = {"added": "+", "removed": "-", "changed": "~"}
 
@@ -61,12 +62,13 @@ def _json(diff: RecordsDiff, view: View) -> str:
 
 
 def _markdown(diff: RecordsDiff, view: View) -> str:
-    rows = [
-        "| " + " | ".join(markdown_text(cell) for cell in _cells(c)) + " |" for c in diff.changes
-    ]
-    head = ["| change | kind | name | field | before | after |", "|---|---|---|---|---|---|"]
-    body = [*head, *rows] if rows else ["No changes."]
-    return "\n".join([f"### {markdown_text(diff.title)}", "", *body]) + "\n"
+    """The template ``templates/records_diff.md.j2`` escapes every value it prints."""
+    return render_markdown(
+        "records_diff.md.j2",
+        title=diff.title,
+        columns=("change", "kind", "name", "field", "before", "after"),
+        rows=[_cells(change) for change in diff.changes],
+    )
 
 
 def _cells(change: RecordChange) -> tuple[str, ...]:
