@@ -6,6 +6,7 @@ Every file that is not an earlier report this version can compare with is one cl
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import replace
@@ -139,9 +140,9 @@ def test_a_workspace_made_again_under_its_name_is_lost_and_gained_and_each_shows
     assert since.changed == ()
     report = replace(now, since=since)
     for fmt in ("text", "markdown", "html"):
-        text = render_access(report, fmt)
-        assert 'bob lost "Legal" (ID 99, member)' in text.replace("&quot;", '"'), fmt
-        assert f'bob gained "Legal" (ID {legal.id}, member)' in text.replace("&quot;", '"'), fmt
+        text = html.unescape(render_access(report, fmt))
+        assert 'bob lost "Legal" (ID 99, member)' in text, fmt
+        assert f'bob gained "Legal" (ID {legal.id}, member)' in text, fmt
 
 
 def test_a_report_whose_changes_carry_no_ids_still_reads() -> None:
