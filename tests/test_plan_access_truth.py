@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reconciler.errors import EXIT_OK
-from tests.support.loopback import LoopbackSite
+from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite
 
 OSCAR = {"username": "oscar", "email": "oscar@acme.example", "first_name": "O", "last_name": "O"}
 
@@ -67,3 +67,15 @@ def test_a_deleted_user_loses_every_workspace_they_are_in(
         if c["person"] == "oscar" and c["effect"] == "loses"
     }
     assert losing == {ids["Legacy Scans"], ids["Finance"]}
+
+
+@pytest.mark.parametrize("sandbox_profile", SANDBOX_PROFILES)
+def test_a_managed_user_deleted_by_hand_is_not_asked_about(site: LoopbackSite) -> None:
+    """The published site answers ``user_info`` of a deleted ID with a failure, not a 404:
+    the plan asks only about users the site still lists, and plans as before."""
+    site.write_manifest("site.yaml", {"version": 1, "users": [OSCAR]})
+    assert site.run("adopt", "site.yaml").returncode == EXIT_OK
+    site.api(lambda client: client.user_delete(1042))  # offboarded in the web app
+    site.write_manifest("site.yaml", {"version": 1, "policy": {"prune_users": True}})
+    assert access_of(site) == []
+    assert site.run("apply", "site.yaml", "--auto-approve").returncode == EXIT_OK

@@ -82,14 +82,12 @@ class LiveReader:
         wanted = None if detail_names is None else NameSet("workspace", detail_names)
         (
             (entries, details),
-            (locations, notes, summaries),
+            (locations, notes, summaries, memberships),
             caller,
-            memberships,
         ) = await asyncio.gather(
             self._read_workspaces(wanted),
-            self._read_users_and_groups(),
+            self._read_users_and_groups(memberships_of),
             self._read_caller() if who_am_i else _nothing(),
-            self._read_memberships(memberships_of),
         )
         users = tuple(live_user(s) for s in summaries)
         if details is None:
@@ -133,11 +131,10 @@ class LiveReader:
         those reads named (``with_named_users``); ``memberships_of`` as for ``read``.
         """
         self.progress.expect(1 + locations + who_am_i)
-        entries, (found, notes), caller, memberships = await asyncio.gather(
+        entries, (found, notes), caller = await asyncio.gather(
             self._counted(self.client.workspace_list()),
             self._read_locations() if locations else _no_locations(),
             self._read_caller() if who_am_i else _nothing(),
-            self._read_memberships(memberships_of),
         )
         wanted = NameSet("workspace", detail_names)
         details_for = [e for e in entries if e.name in wanted]
@@ -148,6 +145,7 @@ class LiveReader:
         )
         searched = known_users + tuple(live_user(s) for s in users)
         live_users = with_named_users(searched, found, (details or {}).values())
+        memberships = await self._read_memberships(memberships_of, searched)
         if details is None:
             notes.append(
                 "This site refuses workspace_info: workspace members were read with user_info "
@@ -219,10 +217,14 @@ class LiveReader:
             found.append(info.summary())
         return found
 
-    async def _read_memberships(self, user_ids: Collection[int]) -> dict[int, frozenset[int]]:
+    async def _read_memberships(
+        self, user_ids: Collection[int], users: Iterable[LiveUser]
+    ) -> dict[int, frozenset[int]]:
         """Every workspace each user belongs to (``user_info``), for the users a plan may
-        delete; a user the site no longer has, or will not tell of, is left out."""
-        ids = sorted(set(user_ids))
+        delete: only those the site lists (``users``; a site may answer ``user_info`` of a
+        deleted ID with a failure, not a 404), and one that will not tell is left out."""
+        listed = {user.id for user in users}
+        ids = sorted(set(user_ids) & listed)
         self.progress.expect(len(ids))
 
         async def workspaces_of(user_id: int) -> tuple[int, frozenset[int]] | None:
@@ -254,16 +256,21 @@ class LiveReader:
         return entries, await self._read_details(details_for)
 
     async def _read_users_and_groups(
-        self,
-    ) -> tuple[list[LocationEntry], list[str], list[UserSummary]]:
+        self, memberships_of: Collection[int]
+    ) -> tuple[list[LocationEntry], list[str], list[UserSummary], dict[int, frozenset[int]]]:
         """``users_location_access`` at ``/`` (groups, and the number of users, which lets
-        the ``user_list`` pages load at once), then the pages."""
+        the ``user_list`` pages load at once), then the pages, then the workspaces of each of
+        ``memberships_of`` the pages list (``_read_memberships``)."""
         locations, notes = await self._read_locations()
         user_count = sum(1 for loc in locations if not loc.is_group) if locations else None
         pages = (user_count // USER_LIST_PAGE_SIZE + 1) if user_count is not None else 1
         self.progress.expect(pages)
         summaries = await self._counted(self.client.user_list(expected_total=user_count), pages)
-        return locations, notes, summaries
+        memberships = {}
+        if memberships_of:
+            users = [live_user(summary) for summary in summaries]
+            memberships = await self._read_memberships(memberships_of, users)
+        return locations, notes, summaries, memberships
 
     async def _read_locations(self) -> tuple[list[LocationEntry], list[str]]:
         try:
