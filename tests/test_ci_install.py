@@ -9,11 +9,14 @@ is never there before: the script must put a working ``reconciler`` on the runne
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import http.server
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +25,7 @@ import yaml
 
 from reconciler.errors import EXIT_OK
 from tests.support.ci_github import install_step
+from tests.support.ci_gitlab import gitlab_job, load_gitlab_template
 from tests.support.ci_pipelines import TeamFactory, ci_tool, make_team
 from tests.support.ci_runs import JOB_LOGS, VERSION, WHEEL_SOURCES, Runner, ToolBuild
 from tests.support.forge_api import serving
@@ -29,20 +33,26 @@ from tests.support.loopback import REPO
 
 __all__ = ["ci_tool", "make_team"]  # fixtures
 INSTALL = install_step()
+INSTALLS = {
+    "github": INSTALL,
+    "gitlab": "\n".join(gitlab_job(load_gitlab_template(), ".reconciler")["before_script"]),
+}
+"""Each forge's install script as its template has it (the same text: test_ci_templates.py)."""
 pytestmark = [pytest.mark.e2e]
 
 
 def _install(
-    tmp_path: Path, tool: ToolBuild, value: str, **pip: str
+    tmp_path: Path, tool: ToolBuild, value: str, script: str = INSTALL, **pip: str
 ) -> subprocess.CompletedProcess[str]:
-    """The install script on a fresh runner, then the installed command, from the runner."""
+    """The install script on a fresh runner, then the installed command, from the runner; the
+    runner's checkout is what the test left in ``tmp_path / "checkout"``."""
     checkout = tmp_path / "checkout"
     checkout.mkdir(exist_ok=True)
     runner = Runner(tmp_path / "runner", checkout, tool)
     try:
         runner.setup_python()
         env = {**runner.environment(), "RECONCILER_INSTALL": value, **pip}
-        return runner.run(INSTALL + "\nreconciler validate --help > /dev/null\n", env)
+        return runner.run(script + "\nreconciler validate --help > /dev/null\n", env)
     finally:
         runner.close()
 
@@ -58,17 +68,76 @@ def test_a_directory_holding_the_wheel(tmp_path: Path, ci_tool: ToolBuild) -> No
 
 def test_a_release_from_a_private_package_index(tmp_path: Path, ci_tool: ToolBuild) -> None:
     """The default form, ``site-reconciler==VERSION``, from the index pip is told of."""
-    index = tmp_path / "simple" / "site-reconciler"
-    index.mkdir(parents=True)
-    wheel = ci_tool.wheel
-    (index / "index.html").write_text(f'<a href="{wheel.as_uri()}">{wheel.name}</a>\n')
     done = _install(
         tmp_path,
         ci_tool,
         f"site-reconciler=={VERSION}",
-        PIP_INDEX_URL=(tmp_path / "simple").as_uri(),
+        PIP_INDEX_URL=_private_index(tmp_path, ci_tool),
     )
     _installed(done)
+
+
+def _private_index(tmp_path: Path, tool: ToolBuild) -> str:
+    """A package index holding the tool's wheel, as pip's ``PIP_INDEX_URL`` names one."""
+    index = tmp_path / "simple" / "site-reconciler"
+    index.mkdir(parents=True)
+    wheel = tool.wheel
+    (index / "index.html").write_text(f'<a href="{wheel.as_uri()}">{wheel.name}</a>\n')
+    return (tmp_path / "simple").as_uri()
+
+
+def _impostor_wheel(directory: Path) -> Path:
+    """A wheel that calls itself the tool, at its version: its ``reconciler`` only says
+    whose it is. What a committed directory could slip into a job."""
+    directory.mkdir(parents=True)
+    info = f"site_reconciler-{VERSION}.dist-info"
+    files = {
+        "impostor.py": "def main():\n    print('impostor, not the tool')\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: site-reconciler\nVersion: {VERSION}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+        f"{info}/entry_points.txt": "[console_scripts]\nreconciler = impostor:main\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    wheel = directory / f"site_reconciler-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return wheel
+
+
+@pytest.mark.parametrize("forge", INSTALLS)
+def test_a_directory_named_as_the_release_does_not_replace_the_tool(
+    tmp_path: Path, ci_tool: ToolBuild, forge: str
+) -> None:
+    """Issue 42: the default, ``site-reconciler==VERSION``, was taken for a directory when
+    the checkout had one of that name, and a wheel committed there replaced the tool in the
+    job. Only a value written as a path is a directory: the release comes from the index."""
+    _impostor_wheel(tmp_path / "checkout" / f"site-reconciler=={VERSION}")
+    done = _install(
+        tmp_path,
+        ci_tool,
+        f"site-reconciler=={VERSION}",
+        INSTALLS[forge],
+        PIP_INDEX_URL=_private_index(tmp_path, ci_tool),
+    )
+    assert "impostor" not in done.stdout + done.stderr
+    _installed(done)
+    assert "RECONCILER_INSTALL is not written as a path (/, ./ or ../)" in done.stdout
+
+
+@pytest.mark.parametrize("forge", INSTALLS)
+def test_a_directory_of_the_checkout_written_as_a_path(
+    tmp_path: Path, ci_tool: ToolBuild, forge: str
+) -> None:
+    """``./wheels``, as docs/ci.md writes it: the wheel in the checkout's directory."""
+    (tmp_path / "checkout" / "wheels").mkdir(parents=True)
+    shutil.copy(ci_tool.wheel, tmp_path / "checkout" / "wheels")
+    _installed(_install(tmp_path, ci_tool, "./wheels", INSTALLS[forge]))
 
 
 @pytest.fixture

@@ -116,6 +116,22 @@ def test_a_targeted_apply_changes_only_what_its_inputs_name(
     assert oscar in members["Finance"] and oscar not in members["Legal"]
 
 
+def test_a_targeted_apply_whose_exclude_names_nothing_fails_and_deletes_nothing(
+    make_team: TeamFactory, forge: str
+) -> None:
+    """Issue 42: a one-letter typo in `exclude`, meant to keep Marketing from prune, was only
+    noted, and the job deleted Marketing. The tool refuses it; the job fails with its message."""
+    team = _managed_site(make_team, forge)
+    kept = [ws for ws in EXAMPLE["workspaces"] if ws["name"] != "Marketing"]
+    pruning = {**EXAMPLE["policy"], "prune": True}
+    team.manifest.write_text(_manifest(workspaces=kept, policy=pruning), encoding="utf-8")
+    typo = team.operate("targeted-apply", exclude="workspace:Markting")
+    assert typo.exit_code == EXIT_ERROR, typo.log
+    assert '--exclude "workspace:Markting" names no workspace, group or user' in typo.log
+    assert "targeted-apply failed (exit 1): see its message above." in typo.log
+    assert "Marketing" in team.site.workspaces()
+
+
 def test_operator_inputs_are_checked_and_never_run_as_shell(
     make_team: TeamFactory, forge: str
 ) -> None:

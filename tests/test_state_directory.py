@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.errors import StateError
+from reconciler.errors import RefusedForSafety, StateError
 from reconciler.state.backend import Holder, SaveInfo, Snapshot, VersionInfo
 from reconciler.state.directory import DirectoryRecords, site_directory_name
 from tests.support.loopback import REPO
@@ -302,9 +302,15 @@ def test_the_plan_key_and_journal_are_never_read_through_a_link(tmp_path: Path) 
     key = DirectoryRecords(root, SITE).plan_key()
     assert key is not None and key != b"k" * 32
     records.key_path.chmod(0o644)  # readable by others: anyone could seal plans
-    with pytest.raises(StateError) as refused:
-        DirectoryRecords(root, SITE).plan_key()
-    assert "private (mode 600)" in str(refused.value)
+    with pytest.raises(RefusedForSafety) as refused:
+        DirectoryRecords(root, SITE).plan_key(create=False)
+    assert "could be read or replaced by others (mode 644): it was discarded" in str(
+        refused.value
+    )  # made private again, a key someone copied would go on sealing plans for them
+    assert DirectoryRecords(root, SITE).plan_key(create=False) is None
+    fresh = DirectoryRecords(root, SITE).plan_key()
+    assert fresh is not None and fresh != key
+    assert stat.S_IMODE(records.key_path.stat().st_mode) == 0o600
     records.journal_path.symlink_to(tmp_path / "elsewhere.jsonl")
     with pytest.raises(StateError), records.lock(Holder.current("apply")) as lease:
         records.journal_append(lease, {"event": "intent"})

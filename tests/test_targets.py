@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+from reconciler.engine.plan import Plan
+from reconciler.engine.plan_file import seal
+from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.records import Records
 from reconciler.engine.targets import NothingTargeted, Selection, selected
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
@@ -90,6 +93,76 @@ def test_a_target_that_names_nothing_exits_1_with_a_hint(site: LoopbackSite) -> 
     assert result.returncode == EXIT_ERROR
     assert '--target "Fnance" names no workspace, group or user' in result.stderr
     assert "KIND:PATTERN" in result.stderr
+
+
+def test_an_exclude_that_names_nothing_is_one_clear_error(tmp_path: Any) -> None:
+    desired = load_desired(SMALL, tmp_path / "small.yaml")
+    records = Records("https://x.example")
+    with pytest.raises(NothingTargeted, match='--exclude "Markting" names no workspace'):
+        selected(desired, records, Selection((), ("Markting",)))
+    with pytest.raises(NothingTargeted, match='--exclude "Fnance" names no workspace'):
+        selected(desired, records, Selection(("Finance",), ("Fnance",)))
+
+
+WITHOUT_MARKETING = {
+    **SMALL,
+    "workspaces": [ws for ws in SMALL["workspaces"] if ws["name"] != "Marketing"],
+}
+"""SMALL once Marketing left the manifest: prune deletes it unless an exclude names it."""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("plan",), ("apply", "--auto-approve"), ("drift",)],
+    ids=["plan", "apply", "drift"],
+)
+def test_an_exclude_with_a_typo_is_refused_and_prunes_nothing(
+    site: LoopbackSite, command: tuple[str, ...]
+) -> None:
+    """Issue 42: `--exclude Markting` meant to keep Marketing from prune; noted and
+    otherwise ignored, it let the apply delete Marketing. Every command that takes
+    --exclude refuses it, as it refuses a --target that names nothing."""
+    site.write_manifest("small.yaml", SMALL)
+    assert site.run("apply", "small.yaml", "--auto-approve").returncode == EXIT_OK
+    site.write_manifest("small.yaml", WITHOUT_MARKETING)
+    result = site.run(command[0], "small.yaml", *command[1:], "--exclude", "Markting")
+    assert result.returncode == EXIT_ERROR, result.stdout
+    assert result.stderr.splitlines()[0] == (
+        'Error: --exclude "Markting" names no workspace, group or user that the manifest '
+        "declares or the tool manages."
+    )
+    assert "KIND:PATTERN" in result.stderr
+    assert "Marketing" in site.workspaces()
+    # spelt right, it is left out and the rest is planned
+    kept = site.run(command[0], "small.yaml", *command[1:], "--exclude", "Marketing")
+    assert kept.returncode in (EXIT_OK, EXIT_CHANGES), kept.stderr
+    assert "Marketing" in site.workspaces()
+
+
+def test_a_saved_plan_whose_exclude_names_nothing_is_refused_at_apply(
+    site: LoopbackSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A saved plan's apply selects again with the plan's own patterns: a plan saved by a
+    version that only noted a typo in an exclude (its actions prune what the exclude meant to
+    protect) is refused, and deletes nothing."""
+    key = "a-plan-key-for-this-test-only-0123456789"
+    monkeypatch.setenv("RECONCILER_PLAN_KEY", key)
+    site.write_manifest("small.yaml", SMALL)
+    assert site.run("apply", "small.yaml", "--auto-approve").returncode == EXIT_OK
+    site.write_manifest("small.yaml", WITHOUT_MARKETING)
+    assert site.run("plan", "small.yaml", "-o", "plan.json").returncode == EXIT_OK
+    body = json.loads((site.workdir / "plan.json").read_text(encoding="utf-8"))
+    assert [a["method"] for a in body["actions"]] == ["workspace_delete"]
+    for stamp in ("seal", "checksum"):
+        del body[stamp]
+    body["options"]["excludes"] = ["Markting"]  # as a version that only noted it saved it
+    sealed = seal(Plan.from_data(body), PlanSecret(key).key_for(body["site"]))
+    (site.workdir / "plan.json").write_text(sealed, encoding="utf-8")
+
+    applied = site.run("apply", "plan.json", "--auto-approve")
+    assert applied.returncode == EXIT_ERROR, applied.stdout
+    assert '--exclude "Markting" names no workspace, group or user' in applied.stderr
+    assert "Marketing" in site.workspaces()
 
 
 def test_prune_never_acts_outside_the_target(site: LoopbackSite) -> None:
@@ -218,7 +291,7 @@ def test_the_readme_commands_run_as_written(tmp_path: Path) -> None:
         result = run([*shlex.split(command), "--sandbox"], tmp_path)
         assert result.returncode == EXIT_OK, result.stderr
         outputs.append(result.stdout)
-    assert "Targeted (--target Finance* --exclude Finance Archive)" in outputs[0]
+    assert "Targeted (--target Finance* --exclude group:finance-team)" in outputs[0]
     assert (tmp_path / "plan.json").exists()
     assert "Targeted (--exclude group:*)" in outputs[1]
     assert "Targeted (--target workspace:Legal): planned 1 of 14 objects" in outputs[2]

@@ -145,7 +145,7 @@ class LiveReader:
         )
         searched = known_users + tuple(live_user(s) for s in users)
         live_users = with_named_users(searched, found, (details or {}).values())
-        memberships = await self._read_memberships(memberships_of, searched)
+        memberships = await self._read_memberships(memberships_of, {u.id for u in searched})
         if details is None:
             notes.append(
                 "This site refuses workspace_info: workspace members were read with user_info "
@@ -218,13 +218,12 @@ class LiveReader:
         return found
 
     async def _read_memberships(
-        self, user_ids: Collection[int], users: Iterable[LiveUser]
+        self, user_ids: Collection[int], listed: Collection[int]
     ) -> dict[int, frozenset[int]]:
         """Every workspace each user belongs to (``user_info``), for the users a plan may
-        delete: only those the site lists (``users``; a site may answer ``user_info`` of a
+        delete: only those the site lists (``listed``; a site may answer ``user_info`` of a
         deleted ID with a failure, not a 404), and one that will not tell is left out."""
-        listed = {user.id for user in users}
-        ids = sorted(set(user_ids) & listed)
+        ids = sorted(set(user_ids) & set(listed))
         self.progress.expect(len(ids))
 
         async def workspaces_of(user_id: int) -> tuple[int, frozenset[int]] | None:
@@ -266,10 +265,7 @@ class LiveReader:
         pages = (user_count // USER_LIST_PAGE_SIZE + 1) if user_count is not None else 1
         self.progress.expect(pages)
         summaries = await self._counted(self.client.user_list(expected_total=user_count), pages)
-        memberships = {}
-        if memberships_of:
-            users = [live_user(summary) for summary in summaries]
-            memberships = await self._read_memberships(memberships_of, users)
+        memberships = await self._read_memberships(memberships_of, {s.id for s in summaries})
         return locations, notes, summaries, memberships
 
     async def _read_locations(self) -> tuple[list[LocationEntry], list[str]]:

@@ -7,8 +7,10 @@ that ``apply`` accepts, so the key must be held only by those allowed to *propos
   gives to the plan and apply jobs only. The sealing key is derived from it and bound to the
   site (a plan sealed for one site never verifies for another). Nothing of it is stored in
   the records, so read access to the records (a reporting role, a backup) cannot forge.
-* Without it, the key kept with the records (created on first use). The PostgreSQL backend
-  refuses to use a stored key that roles other than the records' writers can read.
+* Without it, the key kept with the records (created on first use), only where no reader
+  of the records can read it: the PostgreSQL backend checks, before it stores or reads one,
+  that no role but the writers can read its table (``state/postgres_keys.py``), and both
+  backends discard a key a reader could have copied.
 
 Checking a plan never creates a key: a plan for records that have none is refused. In CI
 (``CI`` set), sealing or checking a plan needs ``RECONCILER_PLAN_KEY`` (``required_secret``):

@@ -15,7 +15,8 @@ KINDS = ("workspace", "group", "user")
 
 
 class NothingTargeted(ReconcilerError):
-    """A ``--target`` that names no object: a typo would otherwise plan nothing, silently."""
+    """A ``--target`` or ``--exclude`` that names no object: a typo would otherwise plan
+    nothing (a target), or the very object it meant to leave out (an exclude), silently."""
 
 
 class AmbiguousTarget(ReconcilerError):

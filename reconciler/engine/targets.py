@@ -63,6 +63,13 @@ TARGET_NOT_NARROWED = (
 )
 
 
+NAMES_HINT = (
+    "Names match as the site compares them (case and width aside); globs * ? [..] and "
+    "KIND:PATTERN (workspace:, group:, user:) are allowed. `reconciler validate --show` lists "
+    "what the manifest declares."
+)
+
+
 def _universe(desired: DesiredSite, records: Records) -> dict[str, set[str]]:
     """Every object a pattern may name: declared, or managed by the tool -- once, by the
     manifest's spelling when the records spell its name otherwise."""
@@ -116,7 +123,9 @@ def _refuse_two_people(pattern: str, users: set[str], aliases: dict[str, tuple[s
 
 
 def selected(desired: DesiredSite, records: Records, selection: Selection) -> Scope:
-    """The scope of a targeted plan; ``NothingTargeted`` when a ``--target`` names nothing."""
+    """The scope of a targeted plan; ``NothingTargeted`` when a ``--target`` or an
+    ``--exclude`` names nothing: a typo in a target would plan nothing, and one in an
+    exclude would plan -- prune included -- the very object it meant to leave out."""
     universe = _universe(desired, records)
     aliases = _aliases(desired)
 
@@ -125,17 +134,16 @@ def selected(desired: DesiredSite, records: Records, selection: Selection) -> Sc
 
     for pattern in selection.targets:
         _refuse_two_people(pattern, universe["user"], aliases)
-        if not any(
-            matches(pattern, k, *names_of(k, n)) for k, names in universe.items() for n in names
-        ):
-            raise NothingTargeted(
-                f'--target "{pattern}" names no workspace, group or user that the manifest '
-                "declares or the tool manages.",
-                hint="Names match as the site compares them (case and width aside); globs "
-                "* ? [..] and KIND:PATTERN "
-                "(workspace:, group:, user:) are allowed. `reconciler validate --show` lists "
-                "what the manifest declares.",
-            )
+    for option, patterns in (("--target", selection.targets), ("--exclude", selection.excludes)):
+        for pattern in patterns:
+            if not any(
+                matches(pattern, k, *names_of(k, n)) for k, names in universe.items() for n in names
+            ):
+                raise NothingTargeted(
+                    f'{option} "{pattern}" names no workspace, group or user that the '
+                    "manifest declares or the tool manages.",
+                    hint=NAMES_HINT,
+                )
     chosen = {
         kind: {n for n in names if selection.holds(kind, *names_of(kind, n))}
         for kind, names in universe.items()

@@ -322,8 +322,10 @@ class RecordStore(ABC):
     @abstractmethod
     def import_site(
         self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes, *, lease: Lease
-    ) -> None:
-        """Replace this site's history and plan key with copies (``state push``/``pull``).
+    ) -> str | None:
+        """Replace this site's history and plan key with copies (``state push``/``pull``);
+        why the plan key was not copied (None: it was): no backend keeps one where a reader
+        of the records could read it.
 
         Used only under the lock by the migration command, after it checked that it does not
         overwrite newer records. Fenced like ``save``: ``LockLost`` when ``lease`` is gone.

@@ -26,10 +26,11 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
-from reconciler.errors import StateError
+from reconciler.errors import RefusedForSafety, StateError
 from reconciler.state.backend import (
     DEFAULT_LEASE_SECONDS,
     BackendKind,
@@ -66,6 +67,7 @@ from reconciler.state.documents import (
 from reconciler.state.files import (
     check_trusted_directory,
     file_errors,
+    fsync_directory,
     open_private,
     private_directory,
     publish_file,
@@ -291,6 +293,7 @@ class DirectoryRecords(RecordStore):
     def plan_key(self, *, create: bool = True) -> bytes | None:
         self._trusted()
         with file_errors("read the plan key", self.key_path):
+            self._discard_exposed_key()
             key = read_private(self.key_path)
             if key is None and not create:
                 return None
@@ -301,6 +304,28 @@ class DirectoryRecords(RecordStore):
         if len(key) != PLAN_KEY_BYTES:
             raise StateError(f"The plan key {self.key_path} is damaged.", hint=DAMAGED_HINT)
         return key
+
+    def _discard_exposed_key(self) -> None:
+        """A plan key of this user's that others could read or replace (a copy made with a
+        loose umask, a ``chmod -R``) may have been copied: made private again, it would go
+        on sealing plans for whoever did. It is removed, and said so, once; the next use
+        makes a new one. (Another user's file or a link is ``read_private``'s to refuse.)"""
+        try:
+            info = os.lstat(self.key_path)
+        except FileNotFoundError:
+            return
+        mode = stat.S_IMODE(info.st_mode)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or not mode & 0o077:
+            return
+        self.key_path.unlink()
+        fsync_directory(self.directory)
+        raise RefusedForSafety(
+            f"The plan key {self.key_path} could be read or replaced by others (mode {mode:o}): "
+            "it was discarded, since any of them could have copied it and sealed plans that "
+            "apply would accept. Plans sealed with it are refused.",
+            hint="Make the plan again: a new key is made, mode 600. Keep the state "
+            "directory's files private, or give the jobs a secret RECONCILER_PLAN_KEY.",
+        )
 
     def lock(
         self,
@@ -315,7 +340,7 @@ class DirectoryRecords(RecordStore):
 
     def import_site(
         self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes, *, lease: Lease
-    ) -> None:
+    ) -> str | None:
         self._trusted()
         for _, data in versions:
             check_site(data, self.site, "given to import")
@@ -326,8 +351,9 @@ class DirectoryRecords(RecordStore):
             for info, data in versions:
                 publish_file(importing / version_file(info.version), version_body(info, data))
             finish_import(importing, self.versions_dir)
-            replace_file(self.key_path, key)
+            replace_file(self.key_path, key)  # mode 600 before it holds the key
             self._retire_legacy(journal_too=False)
+        return None
 
     def close(self) -> None:
         """Nothing stays open between calls; a held lease keeps its own file."""

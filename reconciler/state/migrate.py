@@ -46,10 +46,12 @@ def _newer(target: VersionInfo, source: VersionInfo) -> bool:
 
 
 def copy_site(source: RecordStore, target: RecordStore, *, holder: Holder, force: bool) -> str:
-    """Copy every version and the plan key of a site from ``source`` to ``target``.
+    """Copy every version and the plan key of a site from ``source`` to ``target`` (the key
+    only where no reader of the records could read it there).
 
-    Returns one line saying what was copied. ``RefusedForSafety`` when ``target`` holds newer
-    records than ``source`` and ``force`` is not given.
+    Returns what was copied, in a line (and why the key was not, in another).
+    ``RefusedForSafety`` when ``target`` holds newer records than ``source`` and ``force`` is
+    not given.
     """
     if source.site != target.site:
         raise StateError(
@@ -76,14 +78,17 @@ def copy_site(source: RecordStore, target: RecordStore, *, holder: Holder, force
             )
         key = source.plan_key()
         assert key is not None  # created on first use
-        target.import_site(versions, key, lease=target_lease)
+        key_left = target.import_site(versions, key, lease=target_lease)
         _mark_moved(source, versions[-1], target.location, holder, source_lease)
     copied = (
         f"Copied {len(versions)} version{'s' if len(versions) != 1 else ''} of the records of "
-        f"{source.site} (newest: version {newest.version}, saved {newest.saved_at}) and its "
-        f"plan key from {source.location} to {target.location}. {source.location} is marked "
-        "as moved: commands that still use it say so."
+        f"{source.site} (newest: version {newest.version}, saved {newest.saved_at})"
+        f"{'' if key_left else ' and its plan key'} from {source.location} to "
+        f"{target.location}. {source.location} is marked as moved: commands that still use it "
+        "say so."
     )
+    if key_left:
+        copied += f"\nThe plan key was not copied. {key_left}"
     return copied + _discarded(existing, target.location)
 
 

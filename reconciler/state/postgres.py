@@ -18,7 +18,7 @@ import time
 from datetime import datetime
 from typing import Any
 
-from reconciler.errors import RefusedForSafety, StateError
+from reconciler.errors import StateError
 from reconciler.state.backend import (
     DEFAULT_LEASE_SECONDS,
     BackendKind,
@@ -40,22 +40,11 @@ from reconciler.state.documents import (
 )
 from reconciler.state.leases import Refusal, check_lease_seconds, lock_lost, wait_for_lock
 from reconciler.state.postgres_db import Connection, Database
+from reconciler.state.postgres_keys import key_exposure
 from reconciler.state.postgres_lock import PostgresLease, fence, take
 
 PLAN_KEY_BYTES = 32
 POLL_SECONDS = 0.25
-
-
-_KEY_READERS = """
-    SELECT r.rolname FROM pg_roles r
-    WHERE NOT r.rolsuper
-      AND (r.rolcanlogin OR EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = r.oid))
-      AND has_table_privilege(r.oid, '{s}.plan_keys', 'SELECT')
-      AND NOT has_table_privilege(r.oid, '{s}.versions', 'INSERT')
-    ORDER BY r.rolname
-"""
-"""Roles that can read the plan key but not write the records (a reporting role, a backup
-user): each of them could seal plans, so the stored key is refused while they exist."""
 
 
 class PostgresRecords(RecordStore):
@@ -257,28 +246,23 @@ class PostgresRecords(RecordStore):
     def plan_key(self, *, create: bool = True) -> bytes | None:
         if not create and self._nothing_saved():
             return None
+        row = None
         with self._db.transaction(self._writable(), "read the plan key") as conn:
-            if create:
-                conn.execute(
-                    self._db.q(
-                        "INSERT INTO {s}.plan_keys (site, key) VALUES (%s, %s) "
-                        "ON CONFLICT (site) DO NOTHING"
-                    ),
-                    [self.site, os.urandom(PLAN_KEY_BYTES)],
-                )
-            row = conn.execute(
-                self._db.q("SELECT key FROM {s}.plan_keys WHERE site = %s"), [self.site]
-            ).fetchone()
-            readers = [str(name) for (name,) in conn.execute(self._db.q(_KEY_READERS)).fetchall()]
-        if readers:
-            raise RefusedForSafety(
-                f"The plan key in {self._where()} can be read by the database role(s) "
-                f"{', '.join(readers)}, which cannot write the records: any of them could seal "
-                "a plan that apply would accept.",
-                hint="Give the plan and apply jobs a secret RECONCILER_PLAN_KEY (at least 32 "
-                "characters; the stored key is then not used), or revoke their access: "
-                f"REVOKE SELECT ON {self._db.schema}.plan_keys FROM {', '.join(readers)}.",
-            )
+            exposure = key_exposure(self._db, conn, self.site)  # before any key is stored
+            if exposure is None:
+                if create:
+                    conn.execute(
+                        self._db.q(
+                            "INSERT INTO {s}.plan_keys (site, key) VALUES (%s, %s) "
+                            "ON CONFLICT (site) DO NOTHING"
+                        ),
+                        [self.site, os.urandom(PLAN_KEY_BYTES)],
+                    )
+                row = conn.execute(
+                    self._db.q("SELECT key FROM {s}.plan_keys WHERE site = %s"), [self.site]
+                ).fetchone()
+        if exposure is not None:
+            raise exposure.refusal(self._where())  # after the commit: a discarded key stays so
         if row is None and not create:
             return None
         key = bytes(row[0]) if row else b""
@@ -288,7 +272,7 @@ class PostgresRecords(RecordStore):
 
     def import_site(
         self, versions: list[tuple[VersionInfo, dict[str, Any]]], key: bytes, *, lease: Lease
-    ) -> None:
+    ) -> str | None:
         rows = [
             (
                 self.site,
@@ -312,13 +296,16 @@ class PostgresRecords(RecordStore):
                     ),
                     rows,
                 )
-            conn.execute(
-                self._db.q(
-                    "INSERT INTO {s}.plan_keys (site, key) VALUES (%s, %s) "
-                    "ON CONFLICT (site) DO UPDATE SET key = excluded.key"
-                ),
-                [self.site, key],
-            )
+            exposure = key_exposure(self._db, conn, self.site)
+            if exposure is None:
+                conn.execute(
+                    self._db.q(
+                        "INSERT INTO {s}.plan_keys (site, key) VALUES (%s, %s) "
+                        "ON CONFLICT (site) DO UPDATE SET key = excluded.key"
+                    ),
+                    [self.site, key],
+                )
+        return None if exposure is None else exposure.refusal(self._where()).message
 
     def close(self) -> None:
         if self._conn is not None:

@@ -101,8 +101,9 @@ class Database:
             text = text.replace(secret, MASK)
         return text
 
-    def error(self, exc: psycopg.Error, action: str) -> StateError:
-        """One message for a database failure met while trying to ``action``."""
+    def error(self, exc: psycopg.Error, action: str, *, hint: str | None = None) -> StateError:
+        """One message for a database failure met while trying to ``action`` (``hint``: what
+        to do, when the caller knows better than the kind of failure)."""
         detail = self.scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else "")
         detail = detail or type(exc).__name__
         if isinstance(exc, psycopg.OperationalError):
@@ -112,16 +113,15 @@ class Database:
                 hint=CONNECTION_HINT + " A save cut short may or may not have happened: "
                 "run the command again, it starts from the newest records.",
             )
-        if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        if hint is None and isinstance(exc, psycopg.errors.InsufficientPrivilege):
             hint = (
-                f"Let the database role create and use the schema {self.schema!r}, or have it "
-                f"created for it: CREATE SCHEMA {self.schema} AUTHORIZATION <role>."
+                f"This database role may not change the records in schema {self.schema!r} "
+                "(a reviewer's read-only role, docs/ci.md, reads them only): run the command "
+                "with the writer's role, or have the DBA grant this one what it lacks."
             )
-        else:
-            hint = "The database server's log says more."
         return StateError(
             f"Cannot {action}: the PostgreSQL state database {self.display} refused ({detail}).",
-            hint=hint,
+            hint=hint or "The database server's log says more.",
         )
 
     def connect(self) -> Connection:
@@ -134,12 +134,13 @@ class Database:
             try:
                 ensure_schema(conn, self.schema)
             except psycopg.errors.InsufficientPrivilege as exc:
+                hint = _creation_hint(conn, self.schema)
                 if _layout_of(conn, self.schema) != 0:
                     conn.close()
-                    raise self.error(exc, "prepare the records' tables") from None
+                    raise self.error(exc, "prepare the records' tables", hint=hint) from None
                 # Nothing was ever saved here: there are no records to read, and a reviewer's
                 # read-only role is right not to create them. A write says why it cannot.
-                self.no_tables = self.error(exc, "create the records' tables")
+                self.no_tables = self.error(exc, "create the records' tables", hint=hint)
                 say(
                     f"The records' tables do not exist yet in schema {self.schema!r} of "
                     f"{self.display}, and this database role may not create them: reading "
@@ -172,6 +173,30 @@ class Database:
             return conn.execute(query, params).rowcount
         except psycopg.Error as exc:
             raise self.error(exc, action) from None
+
+
+def _creation_hint(conn: Connection, schema: str) -> str:
+    """What to ask for when this role may not make the records' tables: the schema made for
+    it when there is none; when there is one, its owner's role (creating it again, the DBA's
+    step that is done, would change nothing)."""
+    try:
+        row = conn.execute(
+            "SELECT pg_get_userbyid(nspowner), current_user FROM pg_namespace WHERE nspname = %s",
+            [schema],
+        ).fetchone()
+    except psycopg.Error:
+        row = None
+    if row is None:
+        return (
+            f"Let the database role create and use the schema {schema!r}, or have it created "
+            f"for it: CREATE SCHEMA {schema} AUTHORIZATION <role>."
+        )
+    owner, role = row
+    return (
+        f"The schema {schema!r} belongs to {owner}, and {role} may not create tables in it: "
+        f"the first run with {owner}'s credentials creates them (docs/ci.md: the writer's "
+        f"role), or the DBA lets {role} do it: GRANT CREATE ON SCHEMA {schema} TO {role}."
+    )
 
 
 def _layout_of(conn: Connection, schema: str) -> int | None:

@@ -70,6 +70,14 @@ def installed_version(conn: psycopg.Connection[tuple[object, ...]], schema: str)
     return int(version) if isinstance(version, int) else 0
 
 
+def schema_exists(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> bool:
+    """Whether ``schema`` is there. ``CREATE SCHEMA IF NOT EXISTS`` is not asked when it is:
+    PostgreSQL checks ``CREATE`` on the database before it looks, so a writer whose schema a
+    DBA made for it (docs/ci.md) was refused "permission denied for database" (issue 42)."""
+    found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]).fetchone()
+    return found is not None
+
+
 CREATION_RACES = (
     psycopg.errors.UniqueViolation,
     psycopg.errors.DuplicateObject,
@@ -102,7 +110,8 @@ def _ensure_schema(conn: psycopg.Connection[tuple[object, ...]], schema: str) ->
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             [f"site-reconciler schema {schema}"],
         )
-        conn.execute(_statement("CREATE SCHEMA IF NOT EXISTS {s}", schema))
+        if not schema_exists(conn, schema):
+            conn.execute(_statement("CREATE SCHEMA IF NOT EXISTS {s}", schema))
         conn.execute(
             _statement("CREATE TABLE IF NOT EXISTS {s}.schema_version (version integer)", schema)
         )

@@ -79,13 +79,30 @@ GITLAB_INPUTS = {
 }
 
 
-def review_role_sql(schema: str, writer: str, reader: str) -> list[str]:
-    """The statements docs/ci.md gives a DBA (Setting up, step 2), for these roles and
-    schema: the schema owned by the writer, and a reader of every table the writer creates
-    in it. (The roles exist already: the statements that create them are left out.)"""
-    doc = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+CI_DOC = REPO / "docs" / "ci.md"
+
+
+def database_setup() -> str:
+    """The statements docs/ci.md gives a DBA (Setting up, step 2), exactly as it writes them."""
+    doc = CI_DOC.read_text(encoding="utf-8")
     block = doc[doc.index("```sql\n") + len("```sql\n") :]
-    block = re.sub(r"--[^\n]*", "", block[: block.index("```")])
+    return block[: block.index("```")]
+
+
+def state_urls() -> tuple[str, str]:
+    """The ``RECONCILER_STATE`` docs/ci.md gives the reviewer and the writer (Setting up,
+    step 3), as it writes them (``HOST``, ``5432`` and ``DB`` for the reader to fill in)."""
+    doc = CI_DOC.read_text(encoding="utf-8")
+    row = next(line for line in doc.splitlines() if line.startswith("   | `RECONCILER_STATE`"))
+    reviewer, writer = re.findall(r"`(postgresql://[^`]+)`", row)
+    return reviewer, writer
+
+
+def review_role_sql(schema: str, writer: str, reader: str) -> list[str]:
+    """The statements docs/ci.md gives a DBA, for these roles and schema: the schema owned by
+    the writer, and a reader of every table the writer creates in it. (The roles exist
+    already: the statements that create them are left out.)"""
+    block = re.sub(r"--[^\n]*", "", database_setup())
     named = {"reconciler_review": reader, "site_acme": schema, "reconciler": writer}
     statements = [" ".join(s.split()) for s in block.split(";") if s.strip()]
     return [
