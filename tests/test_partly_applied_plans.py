@@ -154,3 +154,19 @@ def test_the_journal_of_an_apply_cut_short_counts_each_action_once() -> None:
     assert recovered.progress == [PlanProgress(plan.checksum, 1, 1)]  # one done, one unanswered
     started = reduce(Records(SITE), [PlanApplied(plan.checksum, 3)])
     assert reduce(started, recovered.progress).plan_runs[plan.checksum] == PlanRun(3, 1, 1)
+
+
+def test_the_same_change_saved_again_within_a_second_is_a_new_plan(site: LoopbackSite) -> None:
+    """Add alice, remove her, add her again, each saved and applied at once (a script, a
+    quick reviewer): the third plan holds what the first held, but it is a new plan and
+    runs; before, both were stamped to the second and the third was 'already applied'."""
+    with_alice = {"version": 1, "workspaces": [{"name": "Audit", "users": ["alice"]}]}
+    without = {"version": 1, "workspaces": [{"name": "Audit", "users": []}]}
+    site.write_manifest("site.yaml", with_alice)
+    assert site.run("apply", "site.yaml", "--auto-approve").returncode == EXIT_OK
+    for document in (without, with_alice, without, with_alice):
+        site.write_manifest("site.yaml", document)
+        assert site.run("plan", "site.yaml", "-o", "plan.json").returncode == EXIT_OK
+        applied = site.run("apply", "plan.json", "site.yaml", "--auto-approve")
+        assert applied.returncode == EXIT_OK, applied.output
+    assert site.workspaces()["Audit"]["members"] == [1001]

@@ -57,6 +57,7 @@ class _Site:
     directory: UserDirectory
     records: Records
     new_admins: frozenset[str]  # usernames this plan creates as administrators
+    deleted: frozenset[int]  # users this plan deletes: they gain nothing
 
     def admin(self, user: UserKey) -> bool:
         if isinstance(user, AfterApply):
@@ -65,7 +66,8 @@ class _Site:
         return bool(found and found.admin)
 
     def admins(self) -> list[int]:
-        return sorted(u.id for u in self.live.users if u.admin)
+        """The administrators who reach every workspace after the apply."""
+        return sorted(u.id for u in self.live.users if u.admin and u.id not in self.deleted)
 
     def workspace(self, workspace_id: int) -> LiveWorkspace | None:
         return next((ws for ws in self.live.workspaces if ws.id == workspace_id), None)
@@ -118,7 +120,8 @@ def plan_access(
     new_admins = frozenset(
         a.username for a in actions if isinstance(a, UserAdd) and a.settings.admin
     )
-    site = _Site(live, directory, records, new_admins)
+    deleted = frozenset(a.user_id for a in actions if isinstance(a, UserDelete))
+    site = _Site(live, directory, records, new_admins, deleted)
     replaced = {
         a.name: a.workspace_id
         for a in actions

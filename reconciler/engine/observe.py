@@ -146,10 +146,19 @@ def _with_notices(seen: Observation, *notices: str) -> Observation:
     return replace(seen, notices=(*seen.notices, *notices))
 
 
+def created_now() -> str:
+    """When a plan is made, to the microsecond: a plan's checksum is its identity (a saved
+    plan runs once, ``Records.plan_runs``), and two plans of the same changes made within
+    one second -- add a member, remove them, add them again, as a script or a quick
+    reviewer does -- would otherwise be one plan, the third refused as already applied."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+
+
 def _context(manifest: LoadedManifest, site: OpenSite, scope: Scope | None) -> PlanContext:
     return PlanContext(
         site=site.store.site,
-        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        created_at=created_now(),
         tool_version=__version__,
         manifest_files=manifest.desired.files,
         manifest_digest=manifest.digest,
