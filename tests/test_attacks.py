@@ -21,7 +21,7 @@ import yaml
 from reconciler.api.config import check_site_url
 from reconciler.engine import records_document
 from reconciler.engine.plan import Plan, canonical
-from reconciler.engine.plan_file import key_id
+from reconciler.engine.plan_file import MAX_PLAN_BYTES, MAX_PLAN_DEPTH, key_id
 from reconciler.engine.users import UserDirectory, resolve_references
 from reconciler.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, StateError
 from reconciler.model import LiveUser
@@ -245,3 +245,25 @@ def test_site_url_overriding_the_manifest_is_said(site: LoopbackSite) -> None:
         "Note: Using RECONCILER_SITE_URL" in result.stderr and "elsewhere.example" in result.stderr
     )
     assert check_site_url(site.url) in result.stdout
+
+
+@pytest.mark.parametrize("command", ["apply", "show"])
+def test_a_deeply_nested_or_oversized_plan_file_is_one_refusal(
+    site: LoopbackSite, command: str
+) -> None:
+    """A 'plan' nested 100,000 deep ended in "Internal error" (the parser's stack), and one
+    of any size was read whole: each is now refused (exit 3) before a call is made."""
+    deep = 100_000
+    (site.workdir / "deep.json").write_text("[" * deep + "]" * deep, encoding="utf-8")
+    with (site.workdir / "huge.json").open("wb") as huge:
+        huge.truncate(MAX_PLAN_BYTES + 1)  # sparse: nothing is written
+    site.control("calls/reset", {})
+    for name, says in (
+        ("deep.json", f"deep.json is nested more than {MAX_PLAN_DEPTH} levels deep"),
+        ("huge.json", f"huge.json is larger than {MAX_PLAN_BYTES // 2**20} MiB"),
+    ):
+        extra = ["--auto-approve"] if command == "apply" else []
+        refused = site.run(command, name, "site.yaml", *extra)
+        assert refused.returncode == EXIT_REFUSED, refused.output
+        assert says in refused.stderr and "Internal error" not in refused.stderr
+    assert site.control("calls")["total"] == 0

@@ -22,13 +22,11 @@ the scope, though the report of today has no access of theirs).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from reconciler import codec
+from reconciler import bounded_json, codec
 from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import (
     ACCESS_FORMAT,
@@ -83,33 +81,23 @@ class BadPreviousReport(ReconcilerError):
 
 def read_previous(path: Path) -> AccessReport:
     """The earlier report in the file at ``path``, read no further than ``MAX_PREVIOUS_BYTES``."""
-    too_large = f"{path} is larger than {MAX_PREVIOUS_BYTES // 2**20} MiB: not an access report."
     try:
-        if path.stat().st_size > MAX_PREVIOUS_BYTES:
-            raise BadPreviousReport(too_large, hint=HINT)
-        with path.open("rb") as handle:
-            data = handle.read(MAX_PREVIOUS_BYTES + 1)
-        text = data.decode("utf-8")
+        text = bounded_json.read_text(path, MAX_PREVIOUS_BYTES, "an access report")
+    except bounded_json.OutOfBounds as exc:
+        raise BadPreviousReport(str(exc), hint=HINT) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BadPreviousReport(f"Cannot read the earlier report {path}: {exc}.") from None
-    if len(data) > MAX_PREVIOUS_BYTES:  # it grew while we looked
-        raise BadPreviousReport(too_large, hint=HINT)
     return load_previous(text, str(path))
 
 
 def load_previous(text: str, origin: str) -> AccessReport:
     """The earlier report in ``text`` (read from ``origin``, named in every error)."""
-    too_deep = (
-        f"{origin} is nested more than {MAX_PREVIOUS_DEPTH} levels deep: not an access report."
-    )
     try:
-        data = json.loads(text)
-    except RecursionError:
-        raise BadPreviousReport(too_deep, hint=HINT) from None
+        data = bounded_json.loads(text, MAX_PREVIOUS_DEPTH, origin, "an access report")
+    except bounded_json.OutOfBounds as exc:
+        raise BadPreviousReport(str(exc), hint=HINT) from None
     except ValueError as exc:
         raise BadPreviousReport(f"{origin} is not JSON ({exc}).", hint=HINT) from None
-    if _nesting(data) > MAX_PREVIOUS_DEPTH:
-        raise BadPreviousReport(too_deep, hint=HINT)
     if not isinstance(data, dict) or data.get("format") != ACCESS_FORMAT:
         raise BadPreviousReport(f"{origin} is not a site-reconciler access report.", hint=HINT)
     if data.get("format_version") != ACCESS_FORMAT_VERSION:
@@ -123,20 +111,6 @@ def load_previous(text: str, origin: str) -> AccessReport:
         return codec.from_data(data, AccessReport)
     except codec.DecodeError as exc:
         raise BadPreviousReport(f"{origin} is damaged: {exc}.", hint=HINT) from None
-
-
-def _nesting(data: Any) -> int:
-    """How deep ``data`` nests (a scalar: 0), without recursion."""
-    deepest, stack = 0, [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            value = value.values()
-        elif not isinstance(value, list):
-            continue  # a scalar at the top
-        deepest = max(deepest, depth)
-        stack.extend((item, depth + 1) for item in value if isinstance(item, dict | list))
-    return deepest
 
 
 def check_comparable(previous: AccessReport, site: str, scope: ReportScope, origin: str) -> None:

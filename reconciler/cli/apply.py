@@ -25,9 +25,10 @@ from reconciler.cli.options import (
 from reconciler.cli.plan import warn_unused_replace
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.review import TerminalReview
-from reconciler.cli.site_choice import locate_manifest, locate_saved_plan, open_site, read_plan
+from reconciler.cli.site_choice import locate_manifest, locate_saved_plan, open_site
 from reconciler.engine import workflow
 from reconciler.engine.plan import PlanOptions
+from reconciler.engine.plan_file import read_plan_path
 from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, Interrupted
 from reconciler.render.apply import (
@@ -67,7 +68,7 @@ async def _apply(
     """Apply a saved plan (one ``.json`` file) or a manifest; the result and the calls made."""
     if _is_plan_file(source):
         required_secret(os.environ)  # in CI, before anything is read
-    saved = read_plan(source[0]) if _is_plan_file(source) else None
+    saved = read_plan_path(source[0]) if _is_plan_file(source) else None
     paths = tuple(str(p) for p in (source[1:] if saved else source))
     manifest = load_desired(paths) if paths else None
     desired = manifest.desired if manifest else None

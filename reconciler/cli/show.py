@@ -23,8 +23,9 @@ from reconciler.cli.options import (
     records_options,
     show_unmanaged_option,
 )
-from reconciler.cli.site_choice import locate_saved_plan, read_plan, records_at
+from reconciler.cli.site_choice import locate_saved_plan, records_at
 from reconciler.engine import workflow
+from reconciler.engine.plan_file import read_plan_path
 from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_OK
 from reconciler.render.markdown import markdown_parts
@@ -63,7 +64,7 @@ def show(
     Details: docs/commands.md.
     """
     secret = required_secret(os.environ)
-    saved = read_plan(plan_path)
+    saved = read_plan_path(plan_path)
     desired = load_desired(paths).desired if paths else None
     target = locate_saved_plan(site_opts, saved, paths, desired)
     with records_at(site_opts, target) as store:

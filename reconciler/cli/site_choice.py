@@ -34,11 +34,11 @@ from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret, check_site_url, load_client_config
 from reconciler.cli.options import SiteOptions
 from reconciler.engine.live import Progress
-from reconciler.engine.plan_file import PlanFile, read_plan_file
+from reconciler.engine.plan_file import PlanFile
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.workflow import OpenSite
 from reconciler.environment import SITE_URL
-from reconciler.errors import ConfigError, ReconcilerError, RefusedForSafety
+from reconciler.errors import ConfigError, RefusedForSafety
 from reconciler.logs import configure_logging
 from reconciler.model import DesiredSite
 from reconciler.passwords import masked, without_password
@@ -181,15 +181,6 @@ def records_at(opts: SiteOptions, target: SiteChoice) -> RecordStore:
     if target.site_url is None:
         raise ConfigError("Which site? Give --site URL (or RECONCILER_SITE_URL), or --sandbox.")
     return open_records(target.state, target.site_url, lease_seconds=opts.lock_lease)
-
-
-def read_plan(path: Path) -> PlanFile:
-    """A saved plan file, read but not yet trusted (``workflow.apply_saved`` checks it)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReconcilerError(f"Cannot read the plan file {path}: {exc}.") from None
-    return read_plan_file(text, str(path))
 
 
 def default_seed() -> Path:

@@ -18,11 +18,13 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from reconciler import bounded_json
 from reconciler.engine.actions import MalformedAction
 from reconciler.engine.plan import PLAN_FORMAT, PLAN_FORMAT_VERSION, Plan, canonical
-from reconciler.errors import RefusedForSafety
+from reconciler.errors import ReconcilerError, RefusedForSafety
 
 SAVE_HINT = "Make the plan again with `reconciler plan MANIFEST -o PLAN.json`, and do not edit it."
 
@@ -66,10 +68,33 @@ class PlanFile:
         return tuple(str(f) for f in files) if isinstance(files, list) else ()
 
 
+MAX_PLAN_BYTES = 256 * 2**20
+"""The largest plan file read. A plan of the 50,000-user, 10,000-workspace site, its manifest
+snapshot and fingerprints included, is some tens of MiB; past this, a file is not a plan."""
+
+MAX_PLAN_DEPTH = 32
+"""The deepest nesting of a plan file: it nests 7 levels at most (a manifest snapshot's
+workspace's flags). JSON nested some thousands deep would exhaust the stack while read."""
+
+
+def read_plan_path(path: Path) -> PlanFile:
+    """The plan file at ``path``, read within ``MAX_PLAN_BYTES``; refused as ``read_plan_file``
+    refuses, exit 3."""
+    try:
+        text = bounded_json.read_text(path, MAX_PLAN_BYTES, "a plan file")
+    except bounded_json.OutOfBounds as exc:
+        raise RefusedForSafety(str(exc), hint=SAVE_HINT) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReconcilerError(f"Cannot read the plan file {path}: {exc}.") from None
+    return read_plan_file(text, str(path))
+
+
 def read_plan_file(text: str, origin: str) -> PlanFile:
     """Parse a plan file; refuse what is not one (exit 3: applying it could surprise)."""
     try:
-        body = json.loads(text)
+        body = bounded_json.loads(text, MAX_PLAN_DEPTH, origin, "a plan file")
+    except bounded_json.OutOfBounds as exc:
+        raise RefusedForSafety(str(exc), hint=SAVE_HINT) from None
     except ValueError as exc:
         raise RefusedForSafety(
             f"{origin} is not a plan file: it is not valid JSON ({exc}).", hint=SAVE_HINT
