@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from reconciler.engine.actions import ACTION_TYPES
+from reconciler.kinds.registry import ACTION_TYPES
 from reconciler.sandbox.server import running_sandbox
 from reconciler.sandbox.settings import SandboxSettings
 

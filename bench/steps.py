@@ -8,7 +8,7 @@ from collections.abc import Callable
 from bench.measure import CommandRun, MeasurementError, QuietGate, SandboxSite
 from bench.report import ScenarioResult, results_table
 from bench.sites import CONCURRENCY
-from reconciler.engine.actions import ACTION_TYPES
+from reconciler.kinds.registry import ACTION_TYPES
 from reconciler.logs import configure_logging
 
 MANIFEST = "site.yaml"

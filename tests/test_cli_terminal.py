@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reconciler.core.records import Records
 from reconciler.engine import workflow
-from reconciler.engine.actions import WorkspaceAdd
 from reconciler.engine.plan import Plan, PlanOptions
-from reconciler.engine.records import Records
 from reconciler.engine.workflow import AutoApprove, LoadedManifest
 from reconciler.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
+from reconciler.kinds.workspace.actions import WorkspaceAdd
 from tests.support.cli_runner import run_reconciler
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.models import desired_site

@@ -16,13 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler import codec
+from reconciler.core.memberships import MembershipChange, Place
+from reconciler.core.records import Known, Records
 from reconciler.engine import records_document
-from reconciler.engine.actions import ACTION_TYPES, Place, WorkspaceAdd, action_from_data
-from reconciler.engine.actions.memberships import MembershipChange
 from reconciler.engine.manifest_snapshot import desired_from_data, desired_to_data
-from reconciler.engine.records import Known, Records
 from reconciler.engine.scope import NOT_DECLARED, digest_of
 from reconciler.errors import StateError
+from reconciler.kinds.registry import ACTION_TYPES, action_from_data
+from reconciler.kinds.workspace.actions import WorkspaceAdd
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,

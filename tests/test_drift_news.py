@@ -8,9 +8,9 @@ import hashlib
 
 import yaml
 
+from reconciler.core.records import DriftSeen
 from reconciler.engine.drift import DriftItem, DriftReport, drift_report
 from reconciler.engine.drift_news import NEWS_CATEGORIES, drift_news
-from reconciler.engine.records import DriftSeen
 from reconciler.identity import KEYS, name_key
 from tests.support.golden import GOLDEN
 from tests.support.plan_cases import plan_case

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
+from reconciler.core.actions import Done, Result
+from reconciler.core.records import Records, reduce
 from reconciler.engine import records_document
-from reconciler.engine.actions import Done, Result, action_from_data
 from reconciler.engine.pending import settle
-from reconciler.engine.records import Records, reduce
+from reconciler.kinds.registry import action_from_data
 from tests.support.models import live_site
 
 CASES = Path(__file__).parent / "cases" / "executor"

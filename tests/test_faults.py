@@ -31,11 +31,11 @@ import yaml
 
 from reconciler.api.answers import WorkspaceSettings
 from reconciler.engine import ledger, workflow
-from reconciler.engine.actions import ACTION_TYPES, action_from_data
 from reconciler.engine.journal import Journal
 from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.workflow import AutoApprove, LoadedManifest
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
+from reconciler.kinds.registry import ACTION_TYPES, action_from_data
 from reconciler.sandbox.settings import PROFILES, SandboxSettings
 from reconciler.state.backend import Holder
 from reconciler.state.directory import DirectoryRecords

@@ -14,14 +14,13 @@ import asyncio
 import time
 from pathlib import Path
 
+from reconciler.core.memberships import Place
 from reconciler.engine import ledger
-from reconciler.engine.actions import GroupCreate, GroupJoin, GroupLeave
-from reconciler.engine.actions.groups import listed_groups
-from reconciler.engine.actions.memberships import Place
 from reconciler.engine.journal import Journal
 from reconciler.engine.live import LiveReader
 from reconciler.engine.pending import settle, wait_for_landing
 from reconciler.engine.plan import PlanOptions
+from reconciler.kinds.group.actions import GroupCreate, GroupJoin, GroupLeave, listed_groups
 from reconciler.state.backend import Holder
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.sandbox_site import example_seed

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.actions.groups import GroupCreate
 from reconciler.engine.journal import Journal
 from reconciler.errors import StateError
+from reconciler.kinds.group.actions import GroupCreate
 from reconciler.state.backend import Holder, Lease, RecordStore
 from reconciler.state.locate import open_records, parse_location
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from reconciler.engine import ledger
-from reconciler.engine.actions import WorkspaceAdd
 from reconciler.engine.journal import Journal
 from reconciler.engine.pending import MAX_LANDING_WAIT, wait_for_landing
 from reconciler.errors import EXIT_ERROR, EXIT_OK
+from reconciler.kinds.workspace.actions import WorkspaceAdd
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.state.backend import Holder
 from reconciler.state.directory import DirectoryRecords

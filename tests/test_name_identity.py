@@ -26,17 +26,18 @@ from hypothesis import strategies as st
 
 from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.errors import SiteError
+from reconciler.core.records import RecordedGroup, RecordedUser, RecordedWorkspace, Records
+from reconciler.core.users import UserDirectory
 from reconciler.engine import ledger, workflow
-from reconciler.engine.actions import UserDelete, WorkspaceDelete
 from reconciler.engine.drift import DriftItem
 from reconciler.engine.drift_news import item_key
 from reconciler.engine.plan import Plan, PlanOptions
-from reconciler.engine.records import RecordedGroup, RecordedUser, RecordedWorkspace, Records
 from reconciler.engine.renames import rename_guards
 from reconciler.engine.safety import RunCheck, protecting
 from reconciler.engine.targets import Selection
-from reconciler.engine.users import UserDirectory
 from reconciler.identity import NameSet, NameTable, name_key, name_matches, same_name
+from reconciler.kinds.user.actions import UserDelete
+from reconciler.kinds.workspace.actions import WorkspaceDelete
 from reconciler.manifest import load_manifest
 from reconciler.model import LiveUser, Source, UserRef
 from reconciler.state.backend import Holder

@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
+from reconciler.core.records import Records
 from reconciler.engine.export import export_site
-from reconciler.engine.records import Records
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.manifest import load_manifest
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace

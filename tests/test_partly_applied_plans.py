@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.records import PlanApplied, PlanProgress, PlanRun, Records, reduce
 from reconciler.engine.journal import recover
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions
-from reconciler.engine.records import PlanApplied, PlanProgress, PlanRun, Records, reduce
 from reconciler.engine.saved import refuse_applied_again
 from reconciler.errors import EXIT_OK, EXIT_REFUSED, RefusedForSafety
 from tests.support.loopback import LoopbackSite, loopback_site
@@ -107,7 +107,7 @@ def test_a_plan_stopped_by_a_records_database_restart_says_how_many_actions_ran(
 
 
 def _plan(actions: int) -> Plan:
-    from reconciler.engine.actions import UserAdd
+    from reconciler.kinds.user.actions import UserAdd
     from reconciler.model import DesiredUser, Source
 
     users = tuple(

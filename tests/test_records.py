@@ -11,19 +11,14 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.actions import Done, Pending, Result, WriteAction
+from reconciler.core.records import Known, Records, UnreadableWrite, reduce
 from reconciler.engine import ledger, records_document
-from reconciler.engine.actions import (
-    Done,
-    GroupCreate,
-    Pending,
-    Result,
-    WorkspaceAdd,
-    WriteAction,
-)
 from reconciler.engine.pending import settle
-from reconciler.engine.records import Known, Records, UnreadableWrite, reduce
 from reconciler.engine.scope import touched
 from reconciler.errors import StateError
+from reconciler.kinds.group.actions import GroupCreate
+from reconciler.kinds.workspace.actions import WorkspaceAdd
 from reconciler.state.directory import DirectoryRecords
 from reconciler.state.documents import dump_document
 from tests.support.models import desired_site, live_site

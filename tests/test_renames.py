@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reconciler.core.records import RecordedWorkspace, Records
 from reconciler.engine.identities import record_moves
-from reconciler.engine.records import RecordedWorkspace, Records
 from reconciler.errors import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
 from reconciler.model import LiveSite, LiveWorkspace
 from tests.support.loopback import LoopbackSite

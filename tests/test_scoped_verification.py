@@ -2,7 +2,7 @@
 exactly as a full plan of the same moment does.
 
 No partial read proves that a reference names one person: a user the read did not name may
-have it, in another case, as username or e-mail (``engine/users.py``). So each reference of
+have it, in another case, as username or e-mail (``core/users.py``). So each reference of
 the touched set is searched -- the calls grow with the change, never with the site.
 """
 

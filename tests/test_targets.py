@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.records import Records
 from reconciler.engine.plan import Plan
 from reconciler.engine.plan_file import seal
 from reconciler.engine.plan_key import PlanSecret
-from reconciler.engine.records import Records
 from reconciler.engine.targets import NothingTargeted, Selection, selected
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
 from tests.support.loopback import LoopbackSite

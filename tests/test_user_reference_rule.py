@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reconciler.engine.users import UserDirectory
+from reconciler.core.users import UserDirectory
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.model import LiveUser, Source, UserRef
 from tests.support.cli_runner import run_reconciler

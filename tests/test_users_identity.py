@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.actions import UserDelete
+from reconciler.core.records import RecordedUser, Records
 from reconciler.engine.plan import PlanOptions
-from reconciler.engine.records import RecordedUser, Records
 from reconciler.engine.safety import RunCheck
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
+from reconciler.kinds.user.actions import UserDelete
 from reconciler.model import DesiredSite, LiveUser, Policy
 from tests.support.engine_site import engine_site
 from tests.support.loopback import LoopbackSite

@@ -28,21 +28,18 @@ from typing import Any, Literal
 
 from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import ACCESS_SETTINGS, AccessChange, Cause, Effect
-from reconciler.engine.actions import (
-    AfterApply,
-    UserAdd,
-    UserDelete,
-    UserKey,
+from reconciler.core.actions import AfterApply, UserKey, WriteAction
+from reconciler.core.changes import Change, FieldChange, site_spelling
+from reconciler.core.records import Records
+from reconciler.core.users import UserDirectory
+from reconciler.engine.plan import value_text
+from reconciler.kinds.user.actions import UserAdd, UserDelete
+from reconciler.kinds.workspace.actions import (
     WorkspaceAdd,
     WorkspaceDelete,
     WorkspaceJoin,
     WorkspaceLeave,
-    WriteAction,
 )
-from reconciler.engine.changes import Change, FieldChange, site_spelling
-from reconciler.engine.plan import value_text
-from reconciler.engine.records import Records
-from reconciler.engine.users import UserDirectory
 from reconciler.model import LiveSite, LiveWorkspace
 
 EFFECT_ORDER = {"loses": 0, "gains": 1, "changes": 2}

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import Access, Declared, Origin, Person, WorkspaceFacts
 from reconciler.access.read import SiteRead
-from reconciler.engine.records import RecordedWorkspace, Records
-from reconciler.engine.users import UserDirectory, resolve_references
+from reconciler.core.records import RecordedWorkspace, Records
+from reconciler.core.users import UserDirectory, resolve_references
 from reconciler.kinds import user as kinds_user
 from reconciler.model import DesiredSite, LiveUser, LiveWorkspace
 from reconciler.spec import PERMISSION_KEYS

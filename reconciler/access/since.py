@@ -41,8 +41,8 @@ from reconciler.access.model import (
 from reconciler.access.read import Earlier
 from reconciler.access.words import terms
 from reconciler.api.config import check_site_url
+from reconciler.core.users import UserDirectory
 from reconciler.engine.targets import Selection
-from reconciler.engine.users import UserDirectory
 from reconciler.errors import ConfigError, ReconcilerError
 from reconciler.model import LiveUser, Source, UserRef
 

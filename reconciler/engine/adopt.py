@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reconciler.engine.diff import Comparison
-from reconciler.engine.records import (
+from reconciler.core.records import (
     Event,
     GroupAdopted,
     RecordedGroup,
@@ -23,6 +22,7 @@ from reconciler.engine.records import (
     UserAdopted,
     WorkspaceAdopted,
 )
+from reconciler.engine.diff import Comparison
 from reconciler.kinds import workspace
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from reconciler.core.records import Event, PlanApplied, PlanProgress, PolicyApplied, Records, reduce
 from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events, reconciled_event
 from reconciler.engine.executor import ApplyReport, Executor, Outcome
@@ -21,14 +22,6 @@ from reconciler.engine.plan import Plan, PlanOptions
 from reconciler.engine.plan_file import PlanFile
 from reconciler.engine.policy import strictest
 from reconciler.engine.record_changes import record_events
-from reconciler.engine.records import (
-    Event,
-    PlanApplied,
-    PlanProgress,
-    PolicyApplied,
-    Records,
-    reduce,
-)
 from reconciler.engine.safety import RunCheck
 from reconciler.engine.saved import refuse_applied_again, still_needed, trusted_plan
 from reconciler.errors import RefusedForSafety, StateError

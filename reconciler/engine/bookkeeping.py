@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import time
 
-from reconciler.engine.executor import ApplyReport
-from reconciler.engine.observe import Observation
-from reconciler.engine.plan import Plan
-from reconciler.engine.records import (
+from reconciler.core.records import (
     Event,
     Reconciled,
     Records,
@@ -24,6 +21,9 @@ from reconciler.engine.records import (
     UserReferenceRenamed,
     reduce,
 )
+from reconciler.engine.executor import ApplyReport
+from reconciler.engine.observe import Observation
+from reconciler.engine.plan import Plan
 from reconciler.engine.scope import declared_digests, digest_of, key
 from reconciler.identity import username_key
 from reconciler.model import DesiredSite

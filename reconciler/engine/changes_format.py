@@ -1,6 +1,6 @@
 """How a plan file writes a change: the keys plan files have always had (docs/plan-format.md).
 
-A ``Change`` is one shape for every kind (``engine/changes.py``); a plan file keeps the keys
+A ``Change`` is one shape for every kind (``core/changes.py``); a plan file keeps the keys
 its readers know, so that plans saved by earlier releases still read and every plan keeps
 its checksum:
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler import codec
-from reconciler.engine.changes import (
+from reconciler.core.changes import (
     MEMBERS,
     NOTHING,
     Change,

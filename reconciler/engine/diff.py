@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reconciler.core.records import Records
+from reconciler.core.users import Resolution
 from reconciler.engine.plan import Unmanaged
-from reconciler.engine.records import Records
-from reconciler.engine.users import Resolution
 from reconciler.identity import NameSet
 from reconciler.kinds.group.diff import GroupDiff, compare_groups
 from reconciler.kinds.user.diff import UserDiff, compare_users

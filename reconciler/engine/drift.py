@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from reconciler import codec
 from reconciler.access.words import drift_sentence
-from reconciler.engine.changes import Change, FieldChange
+from reconciler.core.changes import Change, FieldChange
 from reconciler.engine.plan import Plan, value_text
 
 Category = Literal[

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.core.records import DriftReported, DriftSeen, reduce
 from reconciler.engine import ledger
 from reconciler.engine.drift import (
     DRIFT_CATEGORIES,
@@ -35,7 +36,6 @@ from reconciler.engine.drift import (
     drift_report,
 )
 from reconciler.engine.plan import PlanOptions
-from reconciler.engine.records import DriftReported, DriftSeen, reduce
 from reconciler.engine.workflow import LoadedManifest, OpenSite, make_plan
 from reconciler.identity import KEYS, name_key
 from reconciler.state.backend import LockHeld

@@ -29,18 +29,10 @@ from typing import Any, Literal
 
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import NotFound, OutcomeUnknown, SiteError
-from reconciler.engine.actions import (
-    PHASES,
-    Done,
-    KnownIds,
-    Pending,
-    Result,
-    Unbound,
-    WriteAction,
-)
+from reconciler.core.actions import PHASES, Done, KnownIds, Pending, Result, Unbound, WriteAction
+from reconciler.core.records import Event, Records, reduce
 from reconciler.engine.journal import Entry, Journal
 from reconciler.engine.live import live_user
-from reconciler.engine.records import Event, Records, reduce
 from reconciler.engine.safety import RunCheck
 from reconciler.errors import StateError
 from reconciler.state.backend import LockLost

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from reconciler.engine.records import Records
+from reconciler.core.records import Records
 from reconciler.identity import NameSet, NameTable, group_key, workspace_key
 from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace

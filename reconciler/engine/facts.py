@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from reconciler.engine.records import Records
+from reconciler.core.records import Records
 from reconciler.identity import NameTable, group_key, workspace_key
 from reconciler.kinds import workspace
 from reconciler.model import LiveSite

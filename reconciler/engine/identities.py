@@ -27,12 +27,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from reconciler.core.records import Event, Records, reduce
+from reconciler.core.users import Resolution, UserDirectory, resolve_references
 from reconciler.engine.pending import settled_read
 from reconciler.engine.plan import RecordChange
 from reconciler.engine.record_changes import Kind, Move, RecordMoved, members_dropped, moved
-from reconciler.engine.records import Event, Records, reduce
 from reconciler.engine.scope import Scope, scoped_records, scoped_site
-from reconciler.engine.users import Resolution, UserDirectory, resolve_references
 from reconciler.errors import ManifestError
 from reconciler.identity import NameSet, NameTable, same_name, username_key
 from reconciler.model import DesiredSite, LiveSite

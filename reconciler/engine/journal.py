@@ -20,15 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reconciler.engine.actions import (
-    Done,
-    MalformedAction,
-    Pending,
-    Result,
-    WriteAction,
-    action_from_data,
-)
-from reconciler.engine.records import Event, PlanProgress
+from reconciler.core.actions import Done, MalformedAction, Pending, Result, WriteAction
+from reconciler.core.records import Event, PlanProgress
+from reconciler.kinds.registry import action_from_data
 from reconciler.state.backend import Lease, RecordStore
 
 Entry = Literal["intent", "done", "failed", "unknown"]

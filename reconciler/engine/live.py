@@ -350,7 +350,7 @@ def with_named_users(
 ) -> tuple[LiveUser, ...]:
     """``users`` and every other user a read named: the users ``users_location_access``
     listed and the members ``workspace_info`` listed, each with the username and e-mail it
-    gave. A scoped plan resolves references from them without a search (``engine/users.py``,
+    gave. A scoped plan resolves references from them without a search (``core/users.py``,
     ``UserDirectory.names``); what these reads do not say (whether a member is an
     administrator, or active) stays unknown. ``users`` win over a read's partial entry."""
     named: dict[int, LiveUser] = {}

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from reconciler import __version__
 from reconciler.api.client import SiteClient
+from reconciler.core.records import Records
+from reconciler.core.users import Resolution, UserDirectory
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.identities import settle
 from reconciler.engine.live import LiveReader, Progress
@@ -32,11 +34,9 @@ from reconciler.engine.pending import wait_for_landing
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
-from reconciler.engine.records import Records
 from reconciler.engine.scope import Scope
 from reconciler.engine.site_read import read_site
 from reconciler.engine.targets import select
-from reconciler.engine.users import Resolution, UserDirectory
 from reconciler.engine.wanted import Wanted
 from reconciler.model import DesiredSite, LiveSite
 from reconciler.state.backend import Holder, RecordStore

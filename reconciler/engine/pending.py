@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from reconciler.api.client import SiteClient
-from reconciler.engine.actions.base import WriteAction
-from reconciler.engine.records import (
+from reconciler.core.actions import WriteAction
+from reconciler.core.records import (
     Event,
     MembersGone,
     PendingCleared,

@@ -1,7 +1,7 @@
 """The plan: a typed value object that every renderer, the plan file and ``apply`` read.
 
-A plan holds the ordered actions (one API call each, typed: ``reconciler.engine.actions``),
-the changes they make object by object (``engine/changes.py``: one shape for every kind), the
+A plan holds the ordered actions (one API call each, typed: ``reconciler.kinds.registry``),
+the changes they make object by object (``core/changes.py``: one shape for every kind), the
 changes to the tool's records alone (``record_changes``: a ``previously`` move, the record of
 an object that is gone), what is left alone and why, what apply would refuse (``guards``),
 the live facts the actions depend on (``expects``) and where it comes from (``context``, with
@@ -23,12 +23,13 @@ from typing import Any, Literal, NewType
 
 from reconciler import codec
 from reconciler.access.model import AccessChange
-from reconciler.engine.actions import WriteAction, action_from_data
-from reconciler.engine.changes import Change, ObjectKind
+from reconciler.core.actions import WriteAction
+from reconciler.core.changes import Change, ObjectKind
 from reconciler.engine.changes_format import read_change, write_change
 from reconciler.engine.manifest_snapshot import desired_to_data
 from reconciler.errors import RefusedForSafety
 from reconciler.kinds.change import Basis as Basis  # how a fact was learnt
+from reconciler.kinds.registry import action_from_data
 from reconciler.model import DesiredSite
 
 PLAN_FORMAT = "site-reconciler-plan"

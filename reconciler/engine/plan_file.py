@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler import bounded_json
-from reconciler.engine.actions import MalformedAction
+from reconciler.core.actions import MalformedAction
 from reconciler.engine.plan import PLAN_FORMAT, PLAN_FORMAT_VERSION, Plan, canonical
 from reconciler.errors import ReconcilerError, RefusedForSafety
 

@@ -12,7 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from reconciler.access.changes import plan_access
-from reconciler.engine.actions import PHASES, WriteAction
+from reconciler.core.actions import PHASES, WriteAction
+from reconciler.core.records import Records
+from reconciler.core.users import UserDirectory
 from reconciler.engine.diff import Comparison, WorkspaceDiff
 from reconciler.engine.facts import fingerprints
 from reconciler.engine.plan import (
@@ -21,7 +23,6 @@ from reconciler.engine.plan import (
     PlanOptions,
     RecordChange,
 )
-from reconciler.engine.records import Records
 from reconciler.engine.renames import lookalike_warnings, rename_problems
 from reconciler.engine.safety import (
     guard_problems,
@@ -29,7 +30,6 @@ from reconciler.engine.safety import (
     vanished_files,
 )
 from reconciler.engine.steps import Steps
-from reconciler.engine.users import UserDirectory
 from reconciler.kinds.group.steps import delete_groups, plan_groups
 from reconciler.kinds.user.steps import plan_users
 from reconciler.kinds.workspace.steps import delete_workspaces, plan_workspaces

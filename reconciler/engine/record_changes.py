@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reconciler.engine.changes import ObjectKind
-from reconciler.engine.plan import Kept, RecordChange
-from reconciler.engine.records import (
+from reconciler.core.changes import ObjectKind
+from reconciler.core.records import (
     Event,
     Forgotten,
     MembersGone,
@@ -30,6 +29,7 @@ from reconciler.engine.records import (
     Records,
     Tables,
 )
+from reconciler.engine.plan import Kept, RecordChange
 from reconciler.model import LiveSite
 
 Kind = Literal["workspace", "group", "user"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from reconciler.core.records import Forgotten, Records, reduce
 from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events
 from reconciler.engine.observe import LoadedManifest, OpenSite, observe
 from reconciler.engine.plan import PlanOptions
 from reconciler.engine.record_changes import RecordMoved
-from reconciler.engine.records import Forgotten, Records, reduce
 from reconciler.errors import ReconcilerError
 from reconciler.identity import lookup
 from reconciler.manifest.names import name_problem

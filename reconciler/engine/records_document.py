@@ -1,9 +1,9 @@
 """The records as the state backend stores them: one JSON document, written and read by the
 model's one codec (``reconciler.codec``).
 
-Apart from ``engine/records.py`` because of the writes of unknown outcome the records keep:
+Apart from ``core/records.py`` because of the writes of unknown outcome the records keep:
 they are the write actions themselves, and reading one back takes the registry of write kinds
-(``engine/actions``), whose actions fold into the records and so import them. A stored write
+(``kinds/*/actions.py``), whose actions fold into the records and so import them. A stored write
 this version cannot read (a newer version's write kind) does not make the records unreadable:
 it is kept as it was stored (``UnreadableWrite``), written back unchanged, and reported when
 pending writes are settled.
@@ -16,10 +16,11 @@ from dataclasses import replace
 from typing import Any
 
 from reconciler import codec
-from reconciler.engine.actions import MalformedAction, action_from_data
-from reconciler.engine.records import MAX_APPLIED_PLANS, PendingWrite, Records, UnreadableWrite
+from reconciler.core.actions import MalformedAction
+from reconciler.core.records import MAX_APPLIED_PLANS, PendingWrite, Records, UnreadableWrite
 from reconciler.engine.records_formats import upgraded
 from reconciler.errors import StateError
+from reconciler.kinds.registry import action_from_data
 
 RECORDS_FORMAT = 3
 """Format 3 is the model as the codec writes it; formats 1 and 2 are read and upgraded

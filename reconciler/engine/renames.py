@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from reconciler.engine.changes import Change
+from reconciler.core.changes import Change
 from reconciler.engine.diff import Comparison, WorkspaceDiff
 from reconciler.identity import NameSet, name_key
 from reconciler.kinds import workspace

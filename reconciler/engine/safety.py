@@ -22,11 +22,12 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from reconciler.engine.actions import GroupCreate, WriteAction
+from reconciler.core.actions import WriteAction
+from reconciler.core.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.engine.manifest_snapshot import desired_from_data
 from reconciler.engine.plan import PlanContext, PlanOptions
-from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.identity import NameSet, NameTable, name_key, name_matches, same_name
+from reconciler.kinds.group.actions import GroupCreate
 from reconciler.model import DesiredSite, LiveUser, Policy
 
 MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD = 20
@@ -43,7 +44,7 @@ def protecting(kind: str, patterns: Iterable[str], *names: str) -> str | None:
 
 def protecting_user(patterns: Iterable[str], username: str, live: LiveUser) -> str | None:
     """The ``protect_users`` pattern that names this user by the one rule of a user
-    reference (``engine/users.py``): the username the tool knows it by, its username on the
+    reference (``core/users.py``): the username the tool knows it by, its username on the
     site now, or its e-mail address, as the site compares them. A pattern that could name
     two people protects both: protection errs on the side of keeping an account."""
     return protecting("user", patterns, *(n for n in (username, live.username, live.email) if n))

@@ -13,12 +13,12 @@ from __future__ import annotations
 import shlex
 
 from reconciler.access.changes import plan_access
+from reconciler.core.records import Records
 from reconciler.engine.facts import describe_changes, fingerprints
 from reconciler.engine.observe import Observation
 from reconciler.engine.plan import Plan
 from reconciler.engine.plan_file import PlanFile, unseal
 from reconciler.engine.plan_key import PlanSecret, sealing_key
-from reconciler.engine.records import Records
 from reconciler.engine.safety import declared_objects, guard_problems
 from reconciler.errors import RefusedForSafety
 from reconciler.model import DesiredSite

@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reconciler import codec
+from reconciler.core.records import Records, UnreadableWrite
+from reconciler.core.users import references
 from reconciler.engine.pending import pending_writes
-from reconciler.engine.records import Records, UnreadableWrite
 from reconciler.engine.selection import Selection
-from reconciler.engine.users import references
 from reconciler.identity import same_name, username_key
 from reconciler.model import (
     DesiredGroup,

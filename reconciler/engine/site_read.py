@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from reconciler.core.records import Records
+from reconciler.core.users import UserDirectory
 from reconciler.engine.live import LiveReader
-from reconciler.engine.records import Records
 from reconciler.engine.scope import Scope, widened
-from reconciler.engine.users import UserDirectory
 from reconciler.engine.wanted import Wanted
 from reconciler.identity import NameSet
 from reconciler.model import LiveSite, LiveUser

@@ -12,20 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from reconciler.engine.actions import (
-    AfterApply,
-    MembershipChange,
-    Place,
-    UserAdd,
-    UserKey,
-    WriteAction,
-)
-from reconciler.engine.changes import Change, FieldChange, ObjectKind, field_value
+from reconciler.core.actions import AfterApply, UserKey, WriteAction
+from reconciler.core.changes import Change, FieldChange, ObjectKind, field_value
+from reconciler.core.memberships import MembershipChange, Place
+from reconciler.core.users import UserDirectory, user_order
 from reconciler.engine.plan import Kept, PlanOptions, RecordChange
 from reconciler.engine.record_changes import forget_vanished
 from reconciler.engine.safety import protecting
-from reconciler.engine.users import UserDirectory, user_order
 from reconciler.kinds.change import Basis, FieldDiff
+from reconciler.kinds.user.actions import UserAdd
 from reconciler.model import LiveSite, Policy
 
 _KIND_WORDS: dict[ObjectKind, str] = {

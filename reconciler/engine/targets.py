@@ -4,7 +4,7 @@ A pattern names workspaces, groups and users by name, with shell globs (``Financ
 ``team-?``); ``KIND:PATTERN`` (``workspace:Legal``, ``group:*``, ``user:nina``) names one
 kind only. A pattern matches names as the site compares them (``reconciler.identity``:
 without regard to case or width), the glob applied to the folded forms. A declared user may
-also be named by e-mail address, as every user reference may (``engine/users.py``); a
+also be named by e-mail address, as every user reference may (``core/users.py``); a
 pattern without a glob that names two people is an error. The objects a pattern can name
 are those the manifest declares and those the records manage (so a managed object that left
 the manifest can be targeted for its removal); an object the tool never managed is
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from reconciler.core.records import Records
 from reconciler.engine.plan import PlanOptions
-from reconciler.engine.records import Records
 from reconciler.engine.scope import FULL_PLAN_NOTICE, Scope, key, touched
 from reconciler.engine.selection import (
     AmbiguousTarget,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from reconciler.engine.records import Records
-from reconciler.engine.users import Resolution, UserDirectory, resolve
+from reconciler.core.records import Records
+from reconciler.core.users import Resolution, UserDirectory, resolve
 from reconciler.identity import NameSet
 from reconciler.model import DesiredSite, DesiredUser, UserRef
 

@@ -67,7 +67,7 @@ def _declared_twice(entry: Entry, earlier: Entry, key: str, label: str) -> Findi
 
 def _one_login_two_people(entry: Entry, key: str, other: Entry, other_key: str) -> Finding:
     """One user's username is another's e-mail address: a reference to it would name both
-    people (``engine/users.py``), so neither could be given access by it."""
+    people (``core/users.py``), so neither could be given access by it."""
     here = entry.source(key)
     labels = {"username": "username", "email": "e-mail address"}
     return Finding.error(

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reconciler.engine.changes import NOTHING, Change, FieldChange
+from reconciler.core.changes import NOTHING, Change, FieldChange
 from reconciler.engine.plan import Plan, value_text
 from reconciler.findings import plural
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.core.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.engine import records_document
-from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reconciler.core.users import UserDirectory, resolve_references
 from reconciler.engine.diff import compare
 from reconciler.engine.plan import Plan, PlanContext, PlanOptions
 from reconciler.engine.planner import build_plan
-from reconciler.engine.users import UserDirectory, resolve_references
 from tests.support.models import desired_site, live_site, site_state
 
 CASES = sorted((Path(__file__).parents[1] / "cases" / "diff").glob("*.yaml"))

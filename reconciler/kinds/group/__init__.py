@@ -21,7 +21,7 @@ REQUIRES_REPLACEMENT: frozenset[str] = frozenset()
 
 MEMBERS = "members"
 """The field that says who belongs to a group, its only one: a plan's change of it lists who
-joins and who leaves (``engine/changes.py``)."""
+joins and who leaves (``core/changes.py``)."""
 
 
 def name_key(name: str) -> str:

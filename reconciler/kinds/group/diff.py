@@ -13,9 +13,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
-from reconciler.engine.actions import UserKey
-from reconciler.engine.records import RecordedGroup, Records
-from reconciler.engine.users import Resolution
+from reconciler.core.actions import UserKey
+from reconciler.core.records import RecordedGroup, Records
+from reconciler.core.users import Resolution
 from reconciler.identity import NameSet, NameTable, group_key, same_name
 from reconciler.model import DesiredGroup, DesiredSite, LiveGroup, LiveSite
 

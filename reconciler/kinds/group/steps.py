@@ -11,19 +11,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from reconciler.engine.actions import (
-    GroupCreate,
-    GroupDelete,
-    GroupJoin,
-    GroupLeave,
-    Place,
-    UserKey,
-)
-from reconciler.engine.changes import Change, created, site_spelling
+from reconciler.core.actions import UserKey
+from reconciler.core.changes import Change, created, site_spelling
+from reconciler.core.memberships import Place
+from reconciler.core.users import user_order
 from reconciler.engine.steps import Steps, gone_note
-from reconciler.engine.users import user_order
 from reconciler.kinds import group as kind
 from reconciler.kinds.change import Basis
+from reconciler.kinds.group.actions import GroupCreate, GroupDelete, GroupJoin, GroupLeave
 from reconciler.kinds.group.diff import GroupDiff
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from reconciler.engine.records import RecordedUser, Records
+from reconciler.core.records import RecordedUser, Records
 from reconciler.identity import NameSet, NameTable, same_name, username_key
 from reconciler.kinds import user as kinds_user
 from reconciler.kinds.change import FieldDiff

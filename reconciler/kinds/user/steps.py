@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reconciler.engine.actions import DELETES_ACCOUNT, UserAdd, UserDelete
-from reconciler.engine.changes import Change, created
+from reconciler.core.changes import Change, created
 from reconciler.engine.plan import Kept
 from reconciler.engine.safety import protecting_user
 from reconciler.engine.steps import Steps, differing, gone_note
 from reconciler.kinds import user as kind
+from reconciler.kinds.user.actions import DELETES_ACCOUNT, UserAdd, UserDelete
 from reconciler.kinds.user.diff import UserDiff
 from reconciler.model import DesiredUser, LiveUser
 

@@ -44,7 +44,7 @@ class WorkspaceSpec:
 
 MEMBERS = "users"
 """The field that says who belongs to a workspace: a plan's change of it lists who joins and
-who leaves (``engine/changes.py``)."""
+who leaves (``core/changes.py``)."""
 
 MEMBERS_AT = 1
 """Where a workspace's users are written among its settings (plans and the API list them

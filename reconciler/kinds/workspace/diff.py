@@ -15,10 +15,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
-from reconciler.engine.actions import UserKey
+from reconciler.core.actions import UserKey
+from reconciler.core.records import RecordedWorkspace, Records
+from reconciler.core.users import Resolution
 from reconciler.engine.plan import Basis
-from reconciler.engine.records import RecordedWorkspace, Records
-from reconciler.engine.users import Resolution
 from reconciler.identity import NameSet, NameTable, path_key, same_name, workspace_key
 from reconciler.kinds import workspace
 from reconciler.kinds.change import FieldDiff

@@ -9,22 +9,22 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from reconciler.engine.actions import (
+from reconciler.core.actions import UserKey
+from reconciler.core.changes import Change, FieldChange, created, site_spelling
+from reconciler.core.memberships import Place
+from reconciler.core.users import UserDirectory, user_order
+from reconciler.engine.safety import protecting
+from reconciler.engine.steps import Steps, differing, gone_note
+from reconciler.identity import NameSet
+from reconciler.kinds import workspace as kind
+from reconciler.kinds.workspace import WorkspaceSpec
+from reconciler.kinds.workspace.actions import (
     DESTROYS_FILES,
-    Place,
-    UserKey,
     WorkspaceAdd,
     WorkspaceDelete,
     WorkspaceJoin,
     WorkspaceLeave,
 )
-from reconciler.engine.changes import Change, FieldChange, created, site_spelling
-from reconciler.engine.safety import protecting
-from reconciler.engine.steps import Steps, differing, gone_note
-from reconciler.engine.users import UserDirectory, user_order
-from reconciler.identity import NameSet
-from reconciler.kinds import workspace as kind
-from reconciler.kinds.workspace import WorkspaceSpec
 from reconciler.kinds.workspace.diff import WorkspaceDiff
 from reconciler.model import DesiredWorkspace
 

@@ -11,19 +11,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
-from reconciler import codec
-from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
-from reconciler.engine.actions.base import (
+from reconciler.core.actions import (
     NO_RESULT,
     AfterApply,
-    Phase,
     Result,
     Settlement,
     UserKey,
     WriteAction,
+    bind_users,
 )
-from reconciler.engine.actions.workspaces import bind_users
-from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Tables
+from reconciler.core.records import Tables
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -100,91 +97,6 @@ class MembershipChange(WriteAction):
 
     def _fold_one(self, tables: Tables, target: Place) -> None:
         raise NotImplementedError
-
-
-class _WorkspaceMembership(MembershipChange):
-    __slots__ = ()
-    kind = "workspace"
-
-    async def settle(self, client: SiteClient) -> Settlement:
-        """Read each workspace's members: done where the user is (or is not) there now."""
-        done: list[Place] = []
-        todo: list[Place] = []
-        for target in self.targets:
-            try:
-                info = await client.workspace_info(target.id)
-            except (PermissionDenied, InvalidRequest, NotFound):
-                todo.append(target)  # cannot look: membership is a set, send again
-                continue
-            member = any(u.id == self.user_id for u in info.users)
-            (done if member == self.adds else todo).append(target)
-        return Settlement(applied=self.with_targets(done), remaining=self.with_targets(todo))
-
-    def _fold_one(self, tables: Tables, target: Place) -> None:
-        record = tables.workspaces.get(target.name)
-        if record is None or record.id != target.id:
-            record = RecordedWorkspace(id=target.id)
-        members = record.members | {self.user_id} if self.adds else record.members - {self.user_id}
-        tables.workspaces[target.name] = replace(record, members=members)
-
-
-class _GroupMembership(MembershipChange):
-    __slots__ = ()
-    kind = "group"
-
-    def _fold_one(self, tables: Tables, target: Place) -> None:
-        record = tables.groups.get(target.name)
-        if record is None or record.id != target.id:
-            record = RecordedGroup(id=target.id)
-        members = record.members | {self.user_id} if self.adds else record.members - {self.user_id}
-        unsure = record.unsure - {self.user_id}  # certain again
-        tables.groups[target.name] = replace(
-            record, members=members, uncertain=False, unsure=unsure
-        )
-
-    def fold_unknown(self, tables: Tables) -> None:
-        """The change may or may not have happened, and the site cannot say: the user's
-        membership is *unsure* until a later change of it is done (``RecordedGroup.unsure``).
-        Left as recorded, a change that did land would never be undone by a manifest that
-        wants the opposite."""
-        if not isinstance(self.user, int):
-            return
-        for target in self.targets:
-            record = tables.groups.get(target.name)
-            if record is not None and record.id == target.id:
-                tables.groups[target.name] = replace(record, unsure=record.unsure | {self.user})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WorkspaceJoin(_WorkspaceMembership):
-    method = "add_to_workspace"
-    default_phase = Phase.WORKSPACE_MEMBERS
-    adds = True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WorkspaceLeave(_WorkspaceMembership):
-    method = "remove_from_workspace"
-    default_phase = Phase.WORKSPACE_MEMBERS
-    adds = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GroupJoin(_GroupMembership):
-    method = "add_to_user_group"
-    default_phase = Phase.ADD_TO_GROUPS
-    adds = True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GroupLeave(_GroupMembership):
-    method = "remove_from_user_group"
-    default_phase = Phase.REMOVE_FROM_GROUPS
-    adds = False
-
-
-for _kind in (WorkspaceJoin, WorkspaceLeave, GroupJoin, GroupLeave):
-    codec.rename(_kind, user="user_id", user_label="user")
 
 
 def legacy_params(kind: str, params: Mapping[str, Any]) -> Mapping[str, Any]:

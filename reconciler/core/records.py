@@ -33,7 +33,7 @@ MAX_APPLIED_PLANS = 200
 
 class PendingWrite(Protocol):
     """A write of unknown outcome, as the records hold it until a read of the site settles it:
-    the write action itself (``engine/actions``, which fold into the records and so are not
+    the write action itself (``kinds/*/actions.py``, which fold into the records and so are not
     imported here), or a stored one this version cannot read (``UnreadableWrite``). The
     records need of it only what is stored: ``to_data()``, as the actions write it."""
 

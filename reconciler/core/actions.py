@@ -5,7 +5,7 @@ records (``fold``), how to find out from the site what happened when no answer c
 (``settle``), what it destroys or removes (for the guards and the check made at the moment it
 runs). Its dataclass fields are its parameters: plan files, journal lines and pending writes
 hold them as the model's one codec writes them (``reconciler.codec``), and the registry in
-``reconciler.engine.actions`` reads them back by method name. Adding a write kind is adding
+``reconciler.kinds.registry`` reads them back by method name. Adding a write kind is adding
 a module here, plus the planner and the diff that decide when to use it.
 
 Users the same apply creates are "known after apply": an action names them by
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from reconciler import codec
-from reconciler.engine.records import Event, Records, Tables
+from reconciler.core.records import Event, Records, Tables
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -72,6 +72,28 @@ def _user_key_from(value: Any) -> UserKey:
 # In files a new user is {"new_user": name}, beside plain IDs.
 codec.hook(AfterApply, lambda user: {"new_user": user.username}, _user_key_from)
 codec.hook(UserKey, lambda key: codec.to_data(key), _user_key_from)
+
+
+def bind_users(users: tuple[UserKey, ...], new_ids: Mapping[str, int]) -> tuple[UserKey, ...]:
+    """``users`` with every user created in this apply replaced by its new ID."""
+    bound: list[UserKey] = []
+    for user in users:
+        if isinstance(user, AfterApply):
+            if user.username not in new_ids:
+                raise Unbound(user.username)
+            bound.append(new_ids[user.username])
+        else:
+            bound.append(user)
+    return tuple(bound)
+
+
+def user_ids(users: Iterable[UserKey]) -> frozenset[int]:
+    """The users that have IDs (a bound action has only those)."""
+    return frozenset(user for user in users if isinstance(user, int))
+
+
+class MalformedAction(ValueError):
+    """Data that does not describe a write the tool knows: a damaged plan, journal or record."""
 
 
 class Unbound(Exception):

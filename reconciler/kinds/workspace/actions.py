@@ -1,4 +1,6 @@
-"""``workspace_add`` and ``workspace_delete``: creating workspaces, and destroying them."""
+"""The workspace kind's writes: ``workspace_add`` and ``workspace_delete`` (creating workspaces,
+and destroying them with their files), ``add_to_workspace`` and ``remove_from_workspace``
+(one user joining or leaving several workspaces in one call)."""
 
 from __future__ import annotations
 
@@ -6,20 +8,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Self
 
+from reconciler import codec
 from reconciler.api.answers import WorkspaceSettings
-from reconciler.engine.actions.base import (
+from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
+from reconciler.core.actions import (
     NO_RESULT,
-    AfterApply,
     Deletion,
     Done,
     Phase,
     Result,
     Settlement,
-    Unbound,
     UserKey,
     WriteAction,
+    bind_users,
+    user_ids,
 )
-from reconciler.engine.records import Event, RecordedWorkspace, Records, Tables
+from reconciler.core.memberships import MembershipChange, Place
+from reconciler.core.records import Event, RecordedWorkspace, Records, Tables
 from reconciler.kinds.change import spread
 from reconciler.kinds.workspace import MEMBERS_AT, RecordedSettings, WorkspaceSpec
 
@@ -28,24 +33,6 @@ if TYPE_CHECKING:
     from reconciler.model import LiveSite
 
 DESTROYS_FILES = "destroys all files in the workspace"
-
-
-def bind_users(users: tuple[UserKey, ...], new_ids: Mapping[str, int]) -> tuple[UserKey, ...]:
-    """``users`` with every user created in this apply replaced by its new ID."""
-    bound: list[UserKey] = []
-    for user in users:
-        if isinstance(user, AfterApply):
-            if user.username not in new_ids:
-                raise Unbound(user.username)
-            bound.append(new_ids[user.username])
-        else:
-            bound.append(user)
-    return tuple(bound)
-
-
-def user_ids(users: Iterable[UserKey]) -> frozenset[int]:
-    """The users that have IDs (a bound action has only those)."""
-    return frozenset(user for user in users if isinstance(user, int))
 
 
 @spread(WorkspaceSpec, "settings", among="users", at=MEMBERS_AT, users="user_ids")
@@ -180,3 +167,50 @@ class WorkspaceDelete(WriteAction):
         record = tables.workspaces.get(self.name)
         if record is not None and record.id == self.workspace_id:
             del tables.workspaces[self.name]
+
+
+class _WorkspaceMembership(MembershipChange):
+    __slots__ = ()
+    kind = "workspace"
+
+    async def settle(self, client: SiteClient) -> Settlement:
+        """Read each workspace's members: done where the user is (or is not) there now."""
+        done: list[Place] = []
+        todo: list[Place] = []
+        for target in self.targets:
+            try:
+                info = await client.workspace_info(target.id)
+            except (PermissionDenied, InvalidRequest, NotFound):
+                todo.append(target)  # cannot look: membership is a set, send again
+                continue
+            member = any(u.id == self.user_id for u in info.users)
+            (done if member == self.adds else todo).append(target)
+        return Settlement(applied=self.with_targets(done), remaining=self.with_targets(todo))
+
+    def _fold_one(self, tables: Tables, target: Place) -> None:
+        record = tables.workspaces.get(target.name)
+        if record is None or record.id != target.id:
+            record = RecordedWorkspace(id=target.id)
+        members = record.members | {self.user_id} if self.adds else record.members - {self.user_id}
+        tables.workspaces[target.name] = replace(record, members=members)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkspaceJoin(_WorkspaceMembership):
+    method = "add_to_workspace"
+    default_phase = Phase.WORKSPACE_MEMBERS
+    adds = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkspaceLeave(_WorkspaceMembership):
+    method = "remove_from_workspace"
+    default_phase = Phase.WORKSPACE_MEMBERS
+    adds = False
+
+
+for _kind in (WorkspaceJoin, WorkspaceLeave):
+    codec.rename(_kind, user="user_id", user_label="user")
+
+ACTIONS = (WorkspaceDelete, WorkspaceAdd, WorkspaceJoin, WorkspaceLeave)
+"""The workspace kind's writes (``kinds/registry.py``)."""

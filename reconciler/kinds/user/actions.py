@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.api.answers import NewUser
 from reconciler.api.errors import Contradicted, NotFound, OutcomeUnknown, SiteError
-from reconciler.engine.actions.base import (
+from reconciler.core.actions import (
     NO_RESULT,
     Deletion,
     Done,
@@ -27,7 +27,7 @@ from reconciler.engine.actions.base import (
     Settlement,
     WriteAction,
 )
-from reconciler.engine.records import Event, RecordedUser, Records, Tables
+from reconciler.core.records import Event, RecordedUser, Records, Tables
 from reconciler.identity import lookup, same_name
 from reconciler.kinds.change import spread, values
 from reconciler.kinds.user import UserSpec
@@ -225,3 +225,7 @@ class UserDelete(WriteAction):
         for name, group in list(tables.groups.items()):
             if self.user_id in group.members:
                 tables.groups[name] = replace(group, members=group.members - {self.user_id})
+
+
+ACTIONS = (UserAdd, UserDelete)
+"""The user kind's writes (``kinds/registry.py``)."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Self
 
 from reconciler import codec
-from reconciler.engine.actions.base import (
+from reconciler.core.actions import (
     NO_RESULT,
     Deletion,
     Done,
@@ -30,9 +30,11 @@ from reconciler.engine.actions.base import (
     Unsettled,
     UserKey,
     WriteAction,
+    bind_users,
+    user_ids,
 )
-from reconciler.engine.actions.workspaces import bind_users, user_ids
-from reconciler.engine.records import Event, Forgotten, RecordedGroup, Records, Tables
+from reconciler.core.memberships import MembershipChange, Place
+from reconciler.core.records import Event, Forgotten, RecordedGroup, Records, Tables
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -187,3 +189,51 @@ class GroupDelete(WriteAction):
         record = tables.groups.get(self.name)
         if record is not None and record.id == self.group_id:
             del tables.groups[self.name]
+
+
+class _GroupMembership(MembershipChange):
+    __slots__ = ()
+    kind = "group"
+
+    def _fold_one(self, tables: Tables, target: Place) -> None:
+        record = tables.groups.get(target.name)
+        if record is None or record.id != target.id:
+            record = RecordedGroup(id=target.id)
+        members = record.members | {self.user_id} if self.adds else record.members - {self.user_id}
+        unsure = record.unsure - {self.user_id}  # certain again
+        tables.groups[target.name] = replace(
+            record, members=members, uncertain=False, unsure=unsure
+        )
+
+    def fold_unknown(self, tables: Tables) -> None:
+        """The change may or may not have happened, and the site cannot say: the user's
+        membership is *unsure* until a later change of it is done (``RecordedGroup.unsure``).
+        Left as recorded, a change that did land would never be undone by a manifest that
+        wants the opposite."""
+        if not isinstance(self.user, int):
+            return
+        for target in self.targets:
+            record = tables.groups.get(target.name)
+            if record is not None and record.id == target.id:
+                tables.groups[target.name] = replace(record, unsure=record.unsure | {self.user})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupJoin(_GroupMembership):
+    method = "add_to_user_group"
+    default_phase = Phase.ADD_TO_GROUPS
+    adds = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupLeave(_GroupMembership):
+    method = "remove_from_user_group"
+    default_phase = Phase.REMOVE_FROM_GROUPS
+    adds = False
+
+
+for _kind in (GroupJoin, GroupLeave):
+    codec.rename(_kind, user="user_id", user_label="user")
+
+ACTIONS = (GroupCreate, GroupJoin, GroupLeave, GroupDelete)
+"""The group kind's writes (``kinds/registry.py``)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from reconciler.engine.actions import AfterApply, UserKey
+from reconciler.core.actions import AfterApply, UserKey
 from reconciler.identity import same_name, username_key
 from reconciler.model import DesiredSite, DesiredUser, LiveUser, UserRef
 
