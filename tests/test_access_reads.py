@@ -14,7 +14,7 @@ import yaml
 from reconciler.access.job import access_report
 from reconciler.access.model import AccessReport, ReportScope
 from reconciler.access.read import NothingSelected
-from reconciler.engine.plan import PlanOptions
+from reconciler.core.planning import PlanOptions
 from reconciler.errors import EXIT_ERROR
 from reconciler.manifest import load_manifest
 from reconciler.model import DesiredSite

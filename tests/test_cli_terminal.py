@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Records
 from reconciler.engine import workflow
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan import Plan
 from reconciler.engine.workflow import AutoApprove, LoadedManifest
 from reconciler.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
 from reconciler.kinds.workspace.actions import WorkspaceAdd

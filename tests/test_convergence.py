@@ -31,7 +31,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.core.planning import PlanOptions
+from reconciler.engine.plan import Plan
 from reconciler.errors import RefusedForSafety
 from reconciler.identity import NameSet, name_matches
 from reconciler.sandbox.settings import SandboxSettings

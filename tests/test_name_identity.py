@@ -26,14 +26,16 @@ from hypothesis import strategies as st
 
 from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.errors import SiteError
+from reconciler.core.guards import protecting
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import RecordedGroup, RecordedUser, RecordedWorkspace, Records
 from reconciler.core.users import UserDirectory
 from reconciler.engine import ledger, workflow
 from reconciler.engine.drift import DriftItem
 from reconciler.engine.drift_news import item_key
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan import Plan
 from reconciler.engine.renames import rename_guards
-from reconciler.engine.safety import RunCheck, protecting
+from reconciler.engine.safety import RunCheck
 from reconciler.engine.targets import Selection
 from reconciler.identity import NameSet, NameTable, name_key, name_matches, same_name
 from reconciler.kinds.user.actions import UserDelete

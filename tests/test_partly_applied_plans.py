@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import PlanApplied, PlanProgress, PlanRun, Records, reduce
 from reconciler.engine.journal import recover
-from reconciler.engine.plan import Plan, PlanContext, PlanOptions
+from reconciler.engine.plan import Plan, PlanContext
 from reconciler.engine.saved import refuse_applied_again
 from reconciler.errors import EXIT_OK, EXIT_REFUSED, RefusedForSafety
 from tests.support.loopback import LoopbackSite, loopback_site

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.plan import PlanOptions
+from reconciler.core.planning import PlanOptions
 from reconciler.engine.workflow import LoadedManifest, make_plan
 from reconciler.manifest import load_manifest
 from reconciler.model import DesiredSite

@@ -197,7 +197,8 @@ def test_a_plan_file_of_record_changes_alone_reads_back_the_same() -> None:
     """The plan file keeps its record changes through the codec (what `show` and `apply`
     read), and a plan file of an earlier release, without them, reads back with the very
     checksum it was sealed with (unseal compares them)."""
-    from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
+    from reconciler.core.planning import PlanOptions, RecordChange
+    from reconciler.engine.plan import Plan, PlanContext
 
     changes = (
         RecordChange("workspace", "Counsel", "move", id=3, old_name="Legal"),

@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.core.planning import PlanOptions
+from reconciler.engine.plan import Plan
 from reconciler.errors import RefusedForSafety
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.figures import tally

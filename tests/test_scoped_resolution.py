@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from reconciler.api.answers import NewUser
+from reconciler.core.planning import PlanOptions
 from reconciler.engine.identities import UnknownUsers
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan import Plan
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.sandbox_site import example_seed
 from tests.support.site_strategies import load_desired

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.plan import PlanOptions
+from reconciler.core.planning import PlanOptions
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import engine_site
 from tests.support.fault_runs import converge_under_faults

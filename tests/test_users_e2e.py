@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.plan import PlanOptions
+from reconciler.core.planning import PlanOptions
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import engine_site

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import RecordedUser, Records
-from reconciler.engine.plan import PlanOptions
 from reconciler.engine.safety import RunCheck
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.kinds.user.actions import UserDelete

@@ -25,10 +25,11 @@ from reconciler.cli.options import (
 )
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.site_choice import locate_manifest, open_site
+from reconciler.core.planning import PlanOptions
 from reconciler.engine import workflow
 from reconciler.engine.drift import DriftReport
 from reconciler.engine.drift_news import DriftNews, report_drift
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan import Plan
 from reconciler.engine.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.identity import NameSet, NameTable

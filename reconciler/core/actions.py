@@ -202,6 +202,11 @@ class WriteAction(ABC):
         """Every user this action names."""
         return ()
 
+    def creates(self) -> Iterable[tuple[str, str]]:
+        """``(kind, name)`` of every object this action creates: a later action of the same
+        apply that names one (a user ``AfterApply``) waits for it."""
+        return ()
+
     def removals(self) -> int:
         """Memberships this action removes (the member-removal guard counts them)."""
         return 0

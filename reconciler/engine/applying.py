@@ -12,13 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Event, PlanApplied, PlanProgress, PolicyApplied, Records, reduce
 from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events, reconciled_event
 from reconciler.engine.executor import ApplyReport, Executor, Outcome
 from reconciler.engine.manifest_snapshot import desired_from_data
 from reconciler.engine.observe import LoadedManifest, Observation, OpenSite, observe, plan_from
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan import Plan
 from reconciler.engine.plan_file import PlanFile
 from reconciler.engine.policy import strictest
 from reconciler.engine.record_changes import record_events

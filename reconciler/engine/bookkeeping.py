@@ -76,16 +76,12 @@ def user_reference_renames(desired: DesiredSite, records: Records) -> list[Event
 def _in_sync(seen: Observation, plan: Plan, left: set[tuple[str, str]]) -> set[tuple[str, str]]:
     """The compared objects the site matches once the plan's completed actions are done."""
     pending = {(c.kind, c.name) for c in plan.changes if c.action in _NOT_SETTLED} | left
-    found: set[tuple[str, str]] = set()
-    for ws in seen.comparison.workspaces:
-        if ws.status in ("present", "missing"):
-            found.add(("workspace", ws.name))
-    for group in seen.comparison.groups:
-        if group.status in ("present", "missing"):
-            found.add(("group", group.name))
-    for user in seen.comparison.users:
-        if user.status == "missing" or (user.status == "present" and not user.differences):
-            found.add(("user", user.username))
+    found: set[tuple[str, str]] = {
+        (kind, diff.name)
+        for kind, diffs in seen.comparison.diffs.items()
+        for diff in diffs
+        if diff.status in ("present", "missing")  # one that differs has a "differs" change
+    }
     return found - pending
 
 

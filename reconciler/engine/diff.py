@@ -19,42 +19,53 @@ on the site* (records are dropped only when the tool deleted the object or a per
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from reconciler.core.changes import ObjectKind
+from reconciler.core.kind import Diff
 from reconciler.core.records import Records
 from reconciler.core.users import Resolution
 from reconciler.engine.plan import Unmanaged
 from reconciler.identity import NameSet
-from reconciler.kinds.group.diff import GroupDiff, compare_groups
-from reconciler.kinds.user.diff import UserDiff, compare_users
-from reconciler.kinds.workspace.diff import WorkspaceDiff, compare_workspaces
+from reconciler.kinds.registry import KINDS
 from reconciler.model import DesiredSite, LiveSite
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    workspaces: tuple[WorkspaceDiff, ...]
-    groups: tuple[GroupDiff, ...]
+    """Every kind's differences (``core/kind.py``: ``Diff``), by kind, in the registry's order;
+    what the site has that nothing manages; what the tool cannot act on."""
+
+    diffs: Mapping[ObjectKind, tuple[Diff, ...]]
     unmanaged: tuple[Unmanaged, ...]
     conflicts: tuple[str, ...]  # declared objects the tool cannot act on, with the reason
     notes: tuple[str, ...]  # site-wide facts that could not be observed
-    users: tuple[UserDiff, ...] = ()
+
+    def of(self, kind: ObjectKind) -> tuple[Any, ...]:
+        """The differences of one kind (its own type: only the kind reads the rest)."""
+        return self.diffs.get(kind, ())
+
+    def all(self) -> tuple[Diff, ...]:
+        return tuple(diff for diffs in self.diffs.values() for diff in diffs)
 
 
 def compare(
     desired: DesiredSite, live: LiveSite, records: Records, resolution: Resolution
 ) -> Comparison:
-    """Everything that differs between ``desired`` and the site, object by object."""
+    """Everything that differs between ``desired`` and the site, object by object: each
+    kind's comparison (``kinds/<kind>/diff.py``), in the registry's order."""
     conflicts: list[str] = []
-    workspaces = compare_workspaces(desired, live, records, resolution, conflicts)
-    groups = compare_groups(desired, live, records, resolution, conflicts)
+    diffs = {
+        kind.name: tuple(kind.compare(desired, live, records, resolution, conflicts))
+        for kind in KINDS
+    }
     return Comparison(
-        workspaces=tuple(workspaces),
-        groups=tuple(groups),
+        diffs=diffs,
         unmanaged=_unmanaged(desired, live, records),
         conflicts=tuple(conflicts),
         notes=live.notes,
-        users=tuple(compare_users(desired, live, records)),
     )
 
 
@@ -80,4 +91,4 @@ def _unmanaged(desired: DesiredSite, live: LiveSite, records: Records) -> tuple[
     return tuple(sorted(found, key=lambda u: (u.kind, u.name.casefold(), u.id)))
 
 
-__all__ = ["Comparison", "GroupDiff", "UserDiff", "WorkspaceDiff", "compare"]
+__all__ = ["Comparison", "compare"]

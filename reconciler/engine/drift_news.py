@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import DriftReported, DriftSeen, reduce
 from reconciler.engine import ledger
 from reconciler.engine.drift import (
@@ -35,7 +36,6 @@ from reconciler.engine.drift import (
     SinceLast,
     drift_report,
 )
-from reconciler.engine.plan import PlanOptions
 from reconciler.engine.workflow import LoadedManifest, OpenSite, make_plan
 from reconciler.identity import KEYS, name_key
 from reconciler.state.backend import LockHeld

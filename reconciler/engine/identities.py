@@ -27,10 +27,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from reconciler.core.planning import RecordChange
 from reconciler.core.records import Event, Records, reduce
 from reconciler.core.users import Resolution, UserDirectory, resolve_references
 from reconciler.engine.pending import settled_read
-from reconciler.engine.plan import RecordChange
 from reconciler.engine.record_changes import Kind, Move, RecordMoved, members_dropped, moved
 from reconciler.engine.scope import Scope, scoped_records, scoped_site
 from reconciler.errors import ManifestError

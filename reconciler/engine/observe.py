@@ -25,13 +25,14 @@ from dataclasses import dataclass, field, replace
 
 from reconciler import __version__
 from reconciler.api.client import SiteClient
+from reconciler.core.planning import PlanOptions, RecordChange
 from reconciler.core.records import Records
 from reconciler.core.users import Resolution, UserDirectory
 from reconciler.engine.diff import Comparison, compare
 from reconciler.engine.identities import settle
 from reconciler.engine.live import LiveReader, Progress
 from reconciler.engine.pending import wait_for_landing
-from reconciler.engine.plan import Plan, PlanContext, PlanOptions, RecordChange
+from reconciler.engine.plan import Plan, PlanContext
 from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.planner import build_plan
 from reconciler.engine.scope import Scope
@@ -170,9 +171,7 @@ def _context(manifest: LoadedManifest, site: OpenSite, scope: Scope | None) -> P
 
 def _no_records_notice(seen: Observation, site: OpenSite) -> list[str]:
     """Without records, removals, prunes and group members cannot be judged: say so first."""
-    present = any(d.status == "present" for d in seen.comparison.workspaces) or any(
-        d.status == "present" for d in seen.comparison.groups
-    )
+    present = any(d.status == "present" for d in seen.comparison.all())
     if not (seen.records.empty and present):
         return []
     return [

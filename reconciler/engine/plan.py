@@ -19,12 +19,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, NewType
+from typing import Any, NewType
 
 from reconciler import codec
 from reconciler.access.model import AccessChange
 from reconciler.core.actions import WriteAction
 from reconciler.core.changes import Change, ObjectKind
+from reconciler.core.planning import Kept, PlanOptions, RecordChange
 from reconciler.engine.changes_format import read_change, write_change
 from reconciler.engine.manifest_snapshot import desired_to_data
 from reconciler.errors import RefusedForSafety
@@ -35,58 +36,6 @@ from reconciler.model import DesiredSite
 PLAN_FORMAT = "site-reconciler-plan"
 PLAN_FORMAT_VERSION = 3
 
-RecordAction = Literal["move", "forget", "drop-members"]
-
-
-@dataclass(frozen=True, slots=True)
-class RecordChange:
-    """A change to the tool's records alone: the site is not touched, no API call is made.
-
-    It is a change all the same: until an apply saves it, the records disagree with the
-    manifest and the site (a rename whose record did not move is deleted and created by the
-    next plan that drops ``previously``), so it counts for ``--detailed-exitcode`` and drift,
-    and a saved plan carries it. ``move``: the record of ``old_name`` becomes that of ``name``
-    (``previously``). ``forget``: the object left the manifest and is gone from the site.
-    ``drop-members``: recorded members whose users are gone from the site (``user_ids``).
-    """
-
-    kind: ObjectKind
-    name: str
-    action: RecordAction
-    id: int | None = None
-    old_name: str | None = None
-    user_ids: tuple[int, ...] = ()
-
-    def detail(self) -> str:
-        """What happens to the object's record, in words every report shares."""
-        if self.action == "move":
-            return f'move the record from "{self.old_name}" (previously:)'
-        if self.action == "forget":
-            return "forget the record (gone from the site and the manifest)"
-        users = ", ".join(f"#{user_id}" for user_id in self.user_ids)
-        return f"drop users {users} from the record (gone from the site)"
-
-    def describe(self) -> str:
-        ident = f" (id {self.id})" if self.id is not None else ""
-        return f'{self.kind} "{self.name}"{ident}: {self.detail()}'
-
-
-codec.rename(RecordChange, omit_defaults=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Kept:
-    """A managed object that left the manifest and stays, with the reason.
-
-    ``on_site`` is False for a record whose object may be missing on the site but cannot be
-    proved gone (a user list read in part): kept, never dropped on a guess.
-    """
-
-    kind: ObjectKind
-    name: str
-    reason: str
-    on_site: bool = True
-
 
 @dataclass(frozen=True, slots=True)
 class Unmanaged:
@@ -95,16 +44,6 @@ class Unmanaged:
     kind: ObjectKind
     name: str
     id: int
-
-
-@dataclass(frozen=True, slots=True)
-class PlanOptions:
-    replace: frozenset[str] = frozenset()  # workspaces the user allowed to be replaced
-    force: bool = False  # override the guards
-    assume_no_groups: bool = False  # a first apply on a site that does not list groups
-    changed: bool = False  # plan only what changed since the last apply (engine/scope.py)
-    targets: tuple[str, ...] = ()  # --target patterns (engine/targets.py)
-    excludes: tuple[str, ...] = ()  # --exclude patterns
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,34 +10,29 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 
 from reconciler.access.changes import plan_access
-from reconciler.core.actions import PHASES, WriteAction
+from reconciler.core.actions import PHASES, AfterApply, WriteAction
+from reconciler.core.kind import Diff
+from reconciler.core.planning import NOTHING_PLANNED, PlanInputs, Planned, PlanOptions, RecordChange
 from reconciler.core.records import Records
 from reconciler.core.users import UserDirectory
-from reconciler.engine.diff import Comparison, WorkspaceDiff
+from reconciler.engine.diff import Comparison
 from reconciler.engine.facts import fingerprints
-from reconciler.engine.plan import (
-    Plan,
-    PlanContext,
-    PlanOptions,
-    RecordChange,
-)
+from reconciler.engine.plan import Plan, PlanContext
 from reconciler.engine.renames import lookalike_warnings, rename_problems
 from reconciler.engine.safety import (
     guard_problems,
     manifest_objects,
     vanished_files,
 )
-from reconciler.engine.steps import Steps
-from reconciler.kinds.group.steps import delete_groups, plan_groups
-from reconciler.kinds.user.steps import plan_users
-from reconciler.kinds.workspace.steps import delete_workspaces, plan_workspaces
+from reconciler.kinds.registry import KINDS
 from reconciler.model import LiveSite, Policy
 
 
-def _unobservable_facts(diffs: Iterable[WorkspaceDiff], shown: int = 10) -> list[str]:
-    """One sentence per fact that could not be observed, naming the workspaces it affects."""
+def _unobservable_facts(diffs: Iterable[Diff], shown: int = 10) -> list[str]:
+    """One sentence per fact that could not be observed, naming the objects it affects."""
     names_by_fact: dict[str, list[str]] = defaultdict(list)
     for diff in diffs:
         for fact in diff.unobservable:
@@ -67,22 +62,36 @@ def _notices(
     return notices
 
 
-def plan_steps(
-    comparison: Comparison,
-    directory: UserDirectory,
-    options: PlanOptions,
-    policy: Policy,
-    live: LiveSite | None = None,
-) -> Steps:
-    """Every kind's steps (``kinds/*/steps.py``), in the order plans have always listed them:
-    users, groups, workspaces, then the deletions (workspaces, then groups)."""
-    steps = Steps(directory, options, policy, live)
-    plan_users(steps, comparison.users)
-    plan_groups(steps, comparison.groups)
-    plan_workspaces(steps, comparison.workspaces)
-    delete_workspaces(steps, comparison.workspaces)
-    delete_groups(steps, comparison.groups)
-    return steps
+def plan_kinds(comparison: Comparison, inputs: PlanInputs) -> Planned:
+    """Every kind's plan (``kinds/<kind>/plan.py``) in the registry's order, then every
+    kind's retirements in the reverse order: deletions come last, workspaces before groups
+    before users, as an apply runs them. Each write that names a user this apply creates
+    waits for that user's creation."""
+    planned = NOTHING_PLANNED
+    for kind in KINDS:
+        planned += kind.plan(comparison.of(kind.name), inputs)
+    for kind in reversed(KINDS):
+        planned += kind.retire(comparison.of(kind.name), inputs)
+    return replace(planned, actions=_after_created_users(planned.actions))
+
+
+def _after_created_users(actions: Iterable[WriteAction]) -> tuple[WriteAction, ...]:
+    """Each action, waiting for the creation of every user it names that this apply
+    creates (``AfterApply``): the action that ``creates`` that user."""
+    chosen = tuple(actions)
+    creators = {made: action.id for action in chosen for made in action.creates()}
+    return tuple(
+        action.after(*needed) if (needed := _creators_of(action, creators)) else action
+        for action in chosen
+    )
+
+
+def _creators_of(action: WriteAction, creators: dict[tuple[str, str], str]) -> list[str]:
+    return [
+        creators[("user", user.username)]
+        for user in action.named_users()
+        if isinstance(user, AfterApply) and ("user", user.username) in creators
+    ]
 
 
 def build_plan(
@@ -100,7 +109,7 @@ def build_plan(
     """The plan that makes the site match the manifest, with what apply would refuse.
     ``record_changes``: what reading the site already changed in the records (moves, dead
     members); the records of objects gone from the site and the manifest join them."""
-    steps = plan_steps(comparison, directory, options, policy, live)
+    steps = plan_kinds(comparison, PlanInputs(directory, options, policy, live))
     actions = sorted(steps.actions, key=lambda action: PHASES.index(action.phase))
     touched = {obj for action in actions for obj in action.touches()}
     renaming = rename_problems(comparison, steps.changes)
@@ -116,7 +125,7 @@ def build_plan(
         changes=tuple(steps.changes),
         kept=tuple(steps.kept),
         unmanaged=comparison.unmanaged,
-        unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.workspaces)),
+        unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.all())),
         warnings=(
             *warnings,
             *comparison.conflicts,

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reconciler.core.changes import ObjectKind
+from reconciler.core.planning import RecordChange
 from reconciler.core.records import (
     Event,
     Forgotten,
@@ -29,8 +29,6 @@ from reconciler.core.records import (
     Records,
     Tables,
 )
-from reconciler.engine.plan import Kept, RecordChange
-from reconciler.model import LiveSite
 
 Kind = Literal["workspace", "group", "user"]
 
@@ -117,37 +115,6 @@ def _dropped(
         if gone:
             found.append(RecordChange(kind, name, "drop-members", id=record.id, user_ids=gone))
     return found
-
-
-def forget_vanished(
-    kind: ObjectKind, name: str, object_id: int | None, live: LiveSite | None
-) -> RecordChange | Kept:
-    """A managed object that left the manifest and is gone from the site: its record goes
-    (a record change the apply saves), so nothing is reported night after night for an
-    object nobody wants. (One the manifest still declares is created again instead.)
-
-    Kept, and said, when that is not proved: a user list read in part, or another object
-    under the name on the site (a creation an apply cut short may have landed as it, and the
-    record is what tells the tool it made it)."""
-    if kind == "user" and not (live is not None and live.users_complete):
-        reason = "not among the users read; kept until a full read shows it gone"
-    elif live is not None and _name_taken(live, kind, name):
-        word = "user group" if kind == "group" else kind
-        reason = (
-            f"missing on the site, where another {word} has this name now; run "
-            f'`reconciler state forget {kind} "{name}"` to drop the record'
-        )
-    else:
-        return RecordChange(kind, name, "forget", id=object_id)
-    return Kept(kind, name, f"recorded as managed (ID {object_id}) but {reason}", on_site=False)
-
-
-def _name_taken(live: LiveSite, kind: ObjectKind, name: str) -> bool:
-    if kind == "workspace":
-        return any(ws.name == name for ws in live.workspaces)
-    if kind == "group":
-        return any(group.name == name for group in live.groups)
-    return any(user.username.casefold() == name.casefold() for user in live.users)
 
 
 def record_events(changes: Iterable[RecordChange]) -> list[Event]:

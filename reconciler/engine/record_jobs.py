@@ -3,32 +3,31 @@ record to a new name (``state mv``). Each takes the site's lock and saves one ve
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from reconciler.core.kind import Adoption
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Forgotten, Records, reduce
 from reconciler.engine import ledger
 from reconciler.engine.bookkeeping import declared_events
 from reconciler.engine.observe import LoadedManifest, OpenSite, observe
-from reconciler.engine.plan import PlanOptions
 from reconciler.engine.record_changes import RecordMoved
 from reconciler.errors import ReconcilerError
 from reconciler.identity import lookup
+from reconciler.kinds.registry import KINDS
 from reconciler.manifest.names import name_problem
 from reconciler.state.backend import Holder, RecordStore
 
-if TYPE_CHECKING:
-    # Imported where used: the other jobs start faster without it (issue 14).
-    from reconciler.engine.adopt import Adoption
-
 
 async def adopt(manifest: LoadedManifest, site: OpenSite) -> Adoption:
-    """Record the declared objects that exist on the site as managed; the site is unchanged."""
-    from reconciler.engine.adopt import adoption_events
-
+    """Record the declared objects that exist on the site as managed (each kind's ``adopt``);
+    the site is unchanged. Only what the site reported is recorded as fact."""
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         seen = await observe(manifest.desired, site, state.records, PlanOptions())
-        adoption, events = adoption_events(seen.comparison, seen.records)
-        records = reduce(seen.records, events)
+        adoption = Adoption()
+        for kind in KINDS:
+            adoption += kind.adopt(seen.comparison.of(kind.name), seen.records)
+        records = reduce(seen.records, adoption.events)
         records = reduce(records, declared_events(manifest.desired, records))
         if records != state.records or state.journal_pending:
             state.save(records, f"adopted {len(adoption.adopted)} object(s)")

@@ -9,9 +9,9 @@ nothing is deleted or created. What is left for the guard step:
   of it (the records could not be moved: the new name has records of its own, or the site's
   object is gone) is refused: that is exactly the destruction ``previously`` exists to
   prevent (``rename_guards``);
-* a workspace deleted while another with the same users and settings is created under
-  another name, without ``previously``, is most likely a rename: the plan warns
-  (``looks_like_renames``).
+* an object deleted while another of the same content is created under another name,
+  without ``previously``, is most likely a rename: the plan warns (each kind's
+  ``lookalikes``; ``kinds/workspace/renames.py`` for a workspace's users and settings).
 
 ``reconciler state mv KIND OLD NEW`` moves a record by hand, with the same event.
 """
@@ -19,13 +19,11 @@ nothing is deleted or created. What is left for the guard step:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from reconciler.core.changes import Change
-from reconciler.engine.diff import Comparison, WorkspaceDiff
-from reconciler.identity import NameSet, name_key
-from reconciler.kinds import workspace
-from reconciler.kinds.workspace import RecordedSettings
+from reconciler.engine.diff import Comparison
+from reconciler.identity import name_key
+from reconciler.kinds.registry import KINDS
 
 
 def rename_guards(
@@ -55,50 +53,13 @@ def rename_guards(
     return found
 
 
-def _content(diff: WorkspaceDiff) -> tuple[Any, RecordedSettings] | None:
-    """What a deleted workspace holds besides its files (``workspace.fingerprint``)."""
-    live, record = diff.live, diff.record
-    if live is None or record is None:
-        return None
-    return workspace.fingerprint(live.users, live, record.settings, record.members)
-
-
-def looks_like_renames(
-    workspaces: Iterable[WorkspaceDiff],
-    deleted: set[tuple[str, str]],
-    created: set[tuple[str, str]],
-) -> list[str]:
-    """Warnings for each workspace deleted while another with the same users and settings is
-    created under another name: most likely a rename, which would destroy the files."""
-    gone: dict[str, tuple[Any, RecordedSettings]] = {}
-    new: list[WorkspaceDiff] = []
-    for diff in workspaces:
-        if ("workspace", diff.name) in deleted and (content := _content(diff)) is not None:
-            gone[diff.name] = content
-        elif ("workspace", diff.name) in created and diff.desired is not None:
-            new.append(diff)
-    found = []
-    for diff in new:
-        want = diff.desired
-        assert want is not None
-        for old, content in gone.items():
-            same = workspace.same_content(content, diff.desired_users, want.settings)
-            if same and old not in NameSet("workspace", want.previously):
-                found.append(
-                    f'workspace "{old}" is deleted and "{diff.name}" created with the same users '
-                    "and settings: this looks like a rename; files would be destroyed. If it is "
-                    f'one, write `previously: ["{old}"]` on "{diff.name}": the records then move '
-                    "to the new name and nothing is deleted (the API cannot rename)."
-                )
-    return found
-
-
 def rename_problems(comparison: Comparison, changes: Iterable[Change]) -> list[str]:
     """A delete of an old name and a create of a new one that says ``previously`` of it."""
     renamed = [
-        *(("workspace", d.name, d.desired.previously) for d in comparison.workspaces if d.desired),
-        *(("group", d.name, d.desired.previously) for d in comparison.groups if d.desired),
-        *(("user", d.username, d.desired.previously) for d in comparison.users if d.desired),
+        (kind, diff.name, diff.desired.previously)
+        for kind, diffs in comparison.diffs.items()
+        for diff in diffs
+        if diff.desired is not None
     ]
     done: list[tuple[str, str, str]] = [(c.kind, c.name, c.action) for c in changes]
     deleted = {(kind, name) for kind, name, action in done if action == "delete"}
@@ -107,8 +68,13 @@ def rename_problems(comparison: Comparison, changes: Iterable[Change]) -> list[s
 
 
 def lookalike_warnings(comparison: Comparison, changes: Iterable[Change]) -> list[str]:
-    """A workspace deleted and another of the same content created: a rename, most likely."""
+    """An object deleted and another of the same content created: a rename, most likely
+    (each kind's ``lookalikes``: a workspace's users and settings)."""
     done: list[tuple[str, str, str]] = [(c.kind, c.name, c.action) for c in changes]
     deleted = {(kind, name) for kind, name, action in done if action == "delete"}
     created = {(kind, name) for kind, name, action in done if action == "create"}
-    return looks_like_renames(comparison.workspaces, deleted, created)
+    return [
+        warning
+        for kind in KINDS
+        for warning in kind.lookalikes(comparison.of(kind.name), deleted, created)
+    ]

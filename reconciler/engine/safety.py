@@ -23,31 +23,16 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from reconciler.core.actions import WriteAction
+from reconciler.core.guards import protecting, protecting_user
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.engine.manifest_snapshot import desired_from_data
-from reconciler.engine.plan import PlanContext, PlanOptions
-from reconciler.identity import NameSet, NameTable, name_key, name_matches, same_name
+from reconciler.engine.plan import PlanContext
+from reconciler.identity import NameSet, NameTable, name_key, same_name
 from reconciler.kinds.group.actions import GroupCreate
 from reconciler.model import DesiredSite, LiveUser, Policy
 
 MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD = 20
-
-
-def protecting(kind: str, patterns: Iterable[str], *names: str) -> str | None:
-    """The protect pattern that matches any of ``names`` (of ``kind``; ``protect`` covers
-    workspaces and groups alike), as the site compares names (``reconciler.identity``)."""
-    for pattern in patterns:
-        if any(name_matches(kind, name, pattern) for name in names):
-            return pattern
-    return None
-
-
-def protecting_user(patterns: Iterable[str], username: str, live: LiveUser) -> str | None:
-    """The ``protect_users`` pattern that names this user by the one rule of a user
-    reference (``core/users.py``): the username the tool knows it by, its username on the
-    site now, or its e-mail address, as the site compares them. A pattern that could name
-    two people protects both: protection errs on the side of keeping an account."""
-    return protecting("user", patterns, *(n for n in (username, live.username, live.email) if n))
 
 
 def same_file(a: str, b: str) -> bool:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Records
-from reconciler.engine.plan import PlanOptions
 from reconciler.engine.scope import FULL_PLAN_NOTICE, Scope, key, touched
 from reconciler.engine.selection import (
     AmbiguousTarget,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from reconciler.core.planning import PlanOptions
 from reconciler.engine import ledger
 from reconciler.engine.applying import (
     ApplyResult,
@@ -28,7 +29,7 @@ from reconciler.engine.identities import UnknownUsers
 from reconciler.engine.live import LiveReader
 from reconciler.engine.observe import LoadedManifest, OpenSite, observe, plan_from
 from reconciler.engine.pending import settle
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan import Plan
 from reconciler.engine.plan_file import PlanFile, seal
 from reconciler.engine.plan_key import PlanSecret, sealing_key
 from reconciler.engine.record_jobs import adopt, forget, move

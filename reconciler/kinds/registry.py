@@ -1,8 +1,10 @@
-"""The kinds the tool manages, and the write kinds they own, by name.
+"""The kinds the tool manages: the one list the engine loops over, and their writes by name.
 
-``KIND_ACTIONS`` is each kind's writes; ``ACTION_TYPES`` the same by API method, which is how
-a plan file, a journal line or a pending write becomes a typed action again
-(``action_from_data``). Adding a kind is adding its package and its line here.
+``KINDS`` is every kind (``core/kind.py``), in the order plans list them: users first (the
+others may name a new user), then groups, then workspaces; retirements run the other way.
+``ACTION_TYPES`` is every kind's writes by API method, which is how a plan file, a journal
+line or a pending write becomes a typed action again (``action_from_data``). Adding a kind
+is adding its package and its line in ``KINDS``.
 """
 
 from __future__ import annotations
@@ -11,19 +13,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler.core.actions import MalformedAction, WriteAction
+from reconciler.core.kind import Kind
 from reconciler.core.memberships import MembershipChange, legacy_params
-from reconciler.kinds.group import actions as group_actions
-from reconciler.kinds.user import actions as user_actions
-from reconciler.kinds.workspace import actions as workspace_actions
+from reconciler.kinds.group.kind import KIND as GROUP
+from reconciler.kinds.user.kind import KIND as USER
+from reconciler.kinds.workspace.kind import KIND as WORKSPACE
 
-KIND_ACTIONS: Mapping[str, tuple[type[WriteAction], ...]] = {
-    "user": user_actions.ACTIONS,
-    "group": group_actions.ACTIONS,
-    "workspace": workspace_actions.ACTIONS,
-}
+KINDS: tuple[Kind, ...] = (USER, GROUP, WORKSPACE)
 
 ACTION_TYPES: Mapping[str, type[WriteAction]] = {
-    kind.method: kind for actions in KIND_ACTIONS.values() for kind in actions
+    action.method: action for kind in KINDS for action in kind.actions
 }
 
 

@@ -20,10 +20,11 @@ import httpx
 
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
+from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Records
 from reconciler.engine import ledger, workflow
 from reconciler.engine.executor import ApplyReport, Executor
-from reconciler.engine.plan import Plan, PlanOptions
+from reconciler.engine.plan import Plan
 from reconciler.engine.safety import RunCheck
 from reconciler.engine.workflow import AutoApprove, LoadedManifest, OpenSite
 from reconciler.model import DesiredSite

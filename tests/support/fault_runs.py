@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from reconciler.api.errors import SiteError
-from reconciler.engine.plan import PlanOptions
+from reconciler.core.planning import PlanOptions
 from reconciler.model import DesiredSite
 from reconciler.sandbox.settings import SandboxSettings
 from tests.support.engine_site import EngineSite, engine_site

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reconciler.core.planning import PlanOptions
 from reconciler.core.users import UserDirectory, resolve_references
 from reconciler.engine.diff import compare
-from reconciler.engine.plan import Plan, PlanContext, PlanOptions
+from reconciler.engine.plan import Plan, PlanContext
 from reconciler.engine.planner import build_plan
 from tests.support.models import desired_site, live_site, site_state
 

@@ -36,6 +36,7 @@ class GroupDiff:
     members_known: bool = True  # False: the tool has no record of the group's members
     live_name: str | None = None  # what the site calls it, where it lists the group
     gone_id: int | None = None
+    unobservable: tuple[str, ...] = ()  # members: recorded, said by ``members_known``
 
     @property
     def managed(self) -> bool:

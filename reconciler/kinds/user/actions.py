@@ -69,6 +69,9 @@ class UserAdd(WriteAction):
     def touches(self) -> Iterable[tuple[str, str]]:
         return [("user", self.username)]
 
+    def creates(self) -> Iterable[tuple[str, str]]:
+        return [("user", self.username)]
+
     async def call(self, client: SiteClient) -> Result:
         new = NewUser(username=self.username, **values(self.settings))
         return Result((await client.user_add(new),))

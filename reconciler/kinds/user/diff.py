@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reconciler.core.records import RecordedUser, Records
+from reconciler.core.users import Resolution
 from reconciler.identity import NameSet, NameTable, same_name, username_key
 from reconciler.kinds import user as kinds_user
 from reconciler.kinds.change import FieldDiff
@@ -37,9 +38,23 @@ class UserDiff:
     record: RecordedUser | None
     differences: tuple[FieldDiff, ...] = ()
     gone_id: int | None = None
+    unobservable: tuple[str, ...] = ()  # the site reports every fact compared of a user
+
+    @property
+    def name(self) -> str:
+        return self.username
 
 
-def compare_users(desired: DesiredSite, live: LiveSite, records: Records) -> list[UserDiff]:
+def compare_users(
+    desired: DesiredSite,
+    live: LiveSite,
+    records: Records,
+    resolution: Resolution,
+    conflicts: list[str],
+) -> list[UserDiff]:
+    """Each declared and each managed user (``resolution`` and ``conflicts`` are what every
+    kind's comparison is given: a user names no other user, and no declaration of one is
+    beyond the tool's reach)."""
     by_name = {username_key(user.username): user for user in live.users if user.username}
     by_id = {user.id: user for user in live.users}
     diffs: list[UserDiff] = []

@@ -18,10 +18,9 @@ from typing import Literal
 from reconciler.core.actions import UserKey
 from reconciler.core.records import RecordedWorkspace, Records
 from reconciler.core.users import Resolution
-from reconciler.engine.plan import Basis
 from reconciler.identity import NameSet, NameTable, path_key, same_name, workspace_key
 from reconciler.kinds import workspace
-from reconciler.kinds.change import FieldDiff
+from reconciler.kinds.change import Basis, FieldDiff
 from reconciler.model import DesiredSite, DesiredWorkspace, LiveSite, LiveWorkspace
 from reconciler.spec import workspace_path
 
