@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
 
 from reconciler import codec
+from reconciler.access.model import AccessChange, Cause, Effect
 from reconciler.core.records import Event, Records, Tables
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
+    from reconciler.core.changes import Change
     from reconciler.model import LiveSite
 
 
@@ -161,6 +163,49 @@ class Deletion:
     reason: Literal["prune", "replace"] = "prune"
 
 
+class AccessView(Protocol):
+    """What a write's access effects are judged against (``core/access.py`` makes it): the
+    site as read, the records, and the whole plan -- its other writes and its changes."""
+
+    @property
+    def actions(self) -> Sequence[WriteAction]:
+        """Every write of the plan."""
+
+    @property
+    def changes(self) -> Sequence[Change]:
+        """Every change of the plan (a replacement's settings before and after)."""
+
+    def admin(self, user: UserKey) -> bool:
+        """Whether ``user`` is an administrator after the apply (reaching every workspace)."""
+
+    def admins(self) -> list[int]:
+        """The administrators on the site who stay so after the apply."""
+
+    def members(self, workspace_id: int) -> list[int]:
+        """Who is a member of a workspace now: as read, else as recorded."""
+
+    def memberships(self, user_id: int) -> tuple[frozenset[int], bool]:
+        """The workspaces a user belongs to, and whether that is all of them (``user_info``
+        read: True) or only those whose members the plan read (False)."""
+
+    def workspace_name(self, workspace_id: int) -> str | None:
+        """The workspace's name on the site, or None: not listed."""
+
+    def change(
+        self,
+        user: UserKey,
+        name: str | None,
+        workspace_id: int | None,
+        effect: Effect,
+        cause: Cause,
+        *,
+        what: str = "access",
+        via: Literal["member", "administrator"] = "member",
+        detail: str | None = None,
+    ) -> AccessChange:
+        """One access change, naming the person and the workspace as reports do."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WriteAction(ABC):
     """One API call of a plan. Subclasses are frozen dataclasses of typed fields."""
@@ -210,6 +255,19 @@ class WriteAction(ABC):
     def removals(self) -> int:
         """Memberships this action removes (the member-removal guard counts them)."""
         return 0
+
+    def access_effects(self, view: AccessView) -> Iterable[AccessChange]:
+        """Whom this write gives or takes access to a workspace, and why (the plan's "who
+        gains or loses access"): most writes change nobody's access."""
+        return ()
+
+    def administrators_made(self) -> Iterable[str]:
+        """Usernames of the administrators this write creates (they reach every workspace)."""
+        return ()
+
+    def users_removed(self) -> Iterable[int]:
+        """IDs of the users this write deletes (they gain nothing the plan creates)."""
+        return ()
 
     def deletion(self) -> Deletion | None:
         """What this action destroys, if anything."""

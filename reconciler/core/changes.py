@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from reconciler.kinds import group, user, workspace
 from reconciler.kinds.change import Basis
@@ -152,3 +152,14 @@ def site_spelling(declared: str, on_site: str) -> str | None:
 def created(values: Mapping[str, object]) -> tuple[FieldChange, ...]:
     """The fields of an object to be created, in order: nothing before, ``values`` after."""
     return tuple(FieldChange(name, after=field_value(value)) for name, value in values.items())
+
+
+def value_text(value: Any) -> str:
+    """How every report writes a setting's value: one vocabulary for text, Markdown, drift."""
+    if value is None:
+        return "(no override)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) if value else "(none)"
+    return str(value)

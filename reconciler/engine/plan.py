@@ -273,17 +273,6 @@ class PlanDocument:
         )
 
 
-def value_text(value: Any) -> str:
-    """How every report writes a setting's value: one vocabulary for text, Markdown, drift."""
-    if value is None:
-        return "(no override)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value) if value else "(none)"
-    return str(value)
-
-
 def canonical(data: Mapping[str, Any]) -> bytes:
     """The bytes a checksum or a seal is computed over: sorted keys, no spaces."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()

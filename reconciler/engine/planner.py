@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
 
-from reconciler.access.changes import plan_access
+from reconciler.core.access import plan_access
 from reconciler.core.actions import PHASES, AfterApply, WriteAction
 from reconciler.core.kind import Diff
 from reconciler.core.planning import NOTHING_PLANNED, PlanInputs, Planned, PlanOptions, RecordChange

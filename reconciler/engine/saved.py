@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 
-from reconciler.access.changes import plan_access
+from reconciler.core.access import plan_access
 from reconciler.core.records import Records
 from reconciler.engine.facts import describe_changes, fingerprints
 from reconciler.engine.observe import Observation

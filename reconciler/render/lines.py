@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reconciler.core.changes import NOTHING, Change, FieldChange
-from reconciler.engine.plan import Plan, value_text
+from reconciler.core.changes import NOTHING, Change, FieldChange, value_text
+from reconciler.engine.plan import Plan
 from reconciler.findings import plural
 
 SYMBOLS = {

@@ -65,6 +65,9 @@ class GroupCreate(WriteAction):
     def summary(self) -> str:
         return f'create user group "{self.name}" with {len(self.members)} member(s)'
 
+    def creates(self) -> Iterable[tuple[str, str]]:
+        return [("group", self.name)]
+
     def as_sent(self, known: KnownIds) -> Self:
         return replace(self, groups_before=known.group_ids)
 

@@ -11,14 +11,17 @@ it runs last, only for users the tool created or adopted, and is checked again w
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from reconciler.access.model import AccessChange
 from reconciler.api.answers import NewUser
 from reconciler.api.errors import Contradicted, NotFound, OutcomeUnknown, SiteError
 from reconciler.core.actions import (
     NO_RESULT,
+    AccessView,
+    AfterApply,
     Deletion,
     Done,
     KnownIds,
@@ -71,6 +74,18 @@ class UserAdd(WriteAction):
 
     def creates(self) -> Iterable[tuple[str, str]]:
         return [("user", self.username)]
+
+    def administrators_made(self) -> Iterable[str]:
+        return [self.username] if self.settings.admin else []
+
+    def access_effects(self, view: AccessView) -> Iterator[AccessChange]:
+        """An administrator created reaches every workspace. (A user created otherwise gains
+        only the workspaces the plan joins them to: those writes say so.)"""
+        if self.settings.admin:
+            new = AfterApply(self.username)
+            yield view.change(
+                new, None, None, "gains", "administrator created", via="administrator"
+            )
 
     async def call(self, client: SiteClient) -> Result:
         new = NewUser(username=self.username, **values(self.settings))
@@ -174,6 +189,26 @@ class UserDelete(WriteAction):
 
     def deletion(self) -> Deletion:
         return Deletion("user", self.username, self.user_id)
+
+    def users_removed(self) -> Iterable[int]:
+        return [self.user_id]
+
+    def access_effects(self, view: AccessView) -> Iterator[AccessChange]:
+        """Every workspace the user reaches is lost: all of them for an administrator, else
+        those ``user_info`` listed (read for every user a plan may delete), or failing that
+        those whose members the plan read."""
+        if view.admin(self.user_id):
+            yield view.change(
+                self.user_id, None, None, "loses", "user deleted", via="administrator"
+            )
+            return
+        listed, complete = view.memberships(self.user_id)
+        detail = None if complete else "only the workspaces whose members this plan read"
+        for workspace_id in sorted(listed):
+            name = view.workspace_name(workspace_id) or f"#{workspace_id}"
+            yield view.change(
+                self.user_id, name, workspace_id, "loses", "user deleted", detail=detail
+            )
 
     async def call(self, client: SiteClient) -> Result:
         """Delete, then confirm from the site's own list: a 404 (which may only mean "Unknown

@@ -4,15 +4,17 @@ and destroying them with their files), ``add_to_workspace`` and ``remove_from_wo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Self
 
 from reconciler import codec
+from reconciler.access.model import AccessChange, Cause, Effect
 from reconciler.api.answers import WorkspaceSettings
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
 from reconciler.core.actions import (
     NO_RESULT,
+    AccessView,
     Deletion,
     Done,
     Phase,
@@ -26,7 +28,7 @@ from reconciler.core.actions import (
 from reconciler.core.memberships import MembershipChange, Place
 from reconciler.core.records import Event, RecordedWorkspace, Records, Tables
 from reconciler.kinds.change import spread
-from reconciler.kinds.workspace import MEMBERS_AT, RecordedSettings, WorkspaceSpec
+from reconciler.kinds.workspace import MEMBERS_AT, RecordedSettings, WorkspaceSpec, access
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -62,6 +64,32 @@ class WorkspaceAdd(WriteAction):
 
     def named_users(self) -> Iterable[UserKey]:
         return self.users
+
+    def creates(self) -> Iterable[tuple[str, str]]:
+        return (("workspace", name) for name in self.names)
+
+    def access_effects(self, view: AccessView) -> Iterator[AccessChange]:
+        """Each workspace gained by its members and every administrator; one that replaces a
+        workspace of its name (``--replace``) is said as ``access.replaced``."""
+        old_ids = {
+            a.name: a.workspace_id
+            for a in view.actions
+            if isinstance(a, WorkspaceDelete) and a.reason == "replace"
+        }
+        fields = {
+            c.name: c.changed_values
+            for c in view.changes
+            if c.kind == "workspace" and c.action == "replace"
+        }
+        for name in self.names:
+            if name in old_ids:
+                yield from access.replaced(
+                    view, name, old_ids[name], self.users, fields.get(name, ())
+                )
+            else:
+                yield from access.everyone(
+                    view, name, None, self.users, "gains", "workspace created"
+                )
 
     def __post_init__(self) -> None:
         if not self.names:
@@ -148,6 +176,15 @@ class WorkspaceDelete(WriteAction):
     def deletion(self) -> Deletion:
         return Deletion("workspace", self.name, self.workspace_id, self.reason)
 
+    def access_effects(self, view: AccessView) -> Iterator[AccessChange]:
+        """A pruned workspace is lost by its members and every administrator (a replaced
+        one: by its ``WorkspaceAdd``, which knows what follows)."""
+        if self.reason == "prune":
+            members = view.members(self.workspace_id)
+            yield from access.everyone(
+                view, self.name, self.workspace_id, members, "loses", "workspace deleted"
+            )
+
     @property
     def phase(self) -> Phase:
         """A replacement's delete comes before the re-creation; a prune's comes last."""
@@ -172,6 +209,16 @@ class WorkspaceDelete(WriteAction):
 class _WorkspaceMembership(MembershipChange):
     __slots__ = ()
     kind = "workspace"
+
+    def access_effects(self, view: AccessView) -> Iterator[AccessChange]:
+        """The user gains or loses each workspace (not an administrator: they reach it
+        anyway)."""
+        if view.admin(self.user):
+            return
+        effect: Effect = "gains" if self.adds else "loses"
+        cause: Cause = "member added" if self.adds else "member removed"
+        for target in self.targets:
+            yield view.change(self.user, target.name, target.id, effect, cause)
 
     async def settle(self, client: SiteClient) -> Settlement:
         """Read each workspace's members: done where the user is (or is not) there now."""
