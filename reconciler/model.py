@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
+from reconciler.kinds import user as kinds_user
 from reconciler.kinds.change import field_names
 from reconciler.kinds.user import UserSpec
 from reconciler.kinds.workspace import Overrides as Overrides  # where the kind is written
@@ -200,6 +201,26 @@ class LiveUser:
     first_name: str | None = None
     last_name: str | None = None
     active: bool | None = None  # None: the site did not say (an unknown never counts as active)
+
+
+class ReportedUser(Protocol):
+    """A user as a read of the site lists one (``api.answers.UserSummary``)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def username(self) -> str: ...
+
+    @property
+    def email(self) -> str: ...
+
+
+def live_user(summary: ReportedUser) -> LiveUser:
+    """A listed user as the model of a site user: what the user kind says a read reports
+    (``kinds.user.REPORTED``), each ``None`` where the site did not say."""
+    reported = {name: getattr(summary, name) for name in kinds_user.REPORTED}
+    return LiveUser(summary.id, summary.username, summary.email, **reported)
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,3 +124,36 @@ def test_each_kinds_own_rules_import_nothing_of_the_engine_the_api_or_the_manife
                  "reconciler.kinds.change"):  # fmt: skip
         imported = _imports_at_load(name, modules[name], modules)
         assert [m for m in sorted(imported) if m.startswith(above)] == [], name
+
+
+KIND_PACKAGES = ("reconciler.kinds.workspace", "reconciler.kinds.group", "reconciler.kinds.user")
+
+
+def test_no_engine_module_imports_a_kind_by_name() -> None:
+    """Issue 43: the engine reaches the kinds only through the registry
+    (``kinds/registry.py``), so a new kind is its package and one line there."""
+    modules = _modules()
+    naming = {
+        name: sorted(
+            m for m in _imports_at_load(name, path, modules) if m.startswith(KIND_PACKAGES)
+        )
+        for name, path in modules.items()
+        if name.startswith("reconciler.engine")
+    }
+    assert {name: found for name, found in naming.items() if found} == {}
+
+
+def test_no_kind_and_nothing_of_the_core_imports_the_engine() -> None:
+    """What kinds are written against (``reconciler.core``) and the kinds themselves sit
+    below the engine: a kind plans, compares, writes and says what it does to access with
+    the core's types alone."""
+    modules = _modules()
+    below = ("reconciler.kinds", "reconciler.core")
+    importing = {
+        name: sorted(
+            m for m in _imports_at_load(name, path, modules) if m.startswith("reconciler.engine")
+        )
+        for name, path in modules.items()
+        if name.startswith(below)
+    }
+    assert {name: found for name, found in importing.items() if found} == {}

@@ -9,9 +9,9 @@ from typing import Any
 import yaml
 
 from reconciler.core.records import Records
-from reconciler.engine.export import export_site
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.manifest import load_manifest
+from reconciler.manifest.export import export_site
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
 from reconciler.render.manifest import render_manifest
 from reconciler.spec import NOTIFICATION_KEYS, PERMISSION_KEYS

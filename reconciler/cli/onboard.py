@@ -15,10 +15,10 @@ from reconciler.cli.options import SiteOptions, locking_site_options
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.site_choice import locate, locate_manifest, open_site
 from reconciler.engine import workflow
-from reconciler.engine.export import Export
 from reconciler.errors import EXIT_OK, ReconcilerError
 from reconciler.findings import plural
 from reconciler.manifest import load_manifest
+from reconciler.manifest.export import Export
 from reconciler.render.manifest import render_manifest, render_manifest_files
 
 EXPORT_EPILOG = epilog(

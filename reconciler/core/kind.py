@@ -13,7 +13,7 @@ plans (``core/planning.py``: ``Planned``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -85,13 +85,41 @@ def no_lookalikes(
 
 
 @dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """How a plan fingerprints the objects of a kind its actions depend on, to say in words
+    what changed when a saved plan turns out stale (``engine/facts.py``)."""
+
+    keys: Callable[[Iterable[WriteAction]], set[str]]  # the objects the actions depend on
+    facts: Callable[[LiveSite, Records, Iterable[str]], dict[str, Any]]  # JSON-able, by key
+    changed: Callable[[str, Any, Any], str]  # (key, was, now) -> one sentence
+
+
+Upgrade = Callable[[Mapping[str, Any], int], Mapping[str, Any]]
+"""``(stored record, format version) -> record``: one of the kind's records as an older
+version of the tool stored it, in the current format's shape."""
+
+
+def as_stored(record: Mapping[str, Any], version: int) -> Mapping[str, Any]:
+    """For a kind whose records every format stored alike."""
+    return record
+
+
+@dataclass(frozen=True, slots=True)
 class Kind:
     """One kind of object, everything the engine does with it reached through here."""
 
     name: ObjectKind
+    name_key: Callable[[str], str]  # when two spellings name one object (``identity.py``)
     actions: tuple[type[WriteAction], ...]  # its writes, one class each
     compare: Compare
     plan: Plan  # creations, updates, replacements: in the registry's order
     retire: Plan  # deletions of what left the manifest: in the reverse order, last
     adopt: Adopt
+    fingerprint: Fingerprint
     lookalikes: Lookalikes = no_lookalikes
+    upgrade: Upgrade = as_stored
+
+    @property
+    def section(self) -> str:
+        """Its key in the sections of documents by kind (records, a plan's expected facts)."""
+        return f"{self.name}s"

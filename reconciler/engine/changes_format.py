@@ -32,12 +32,11 @@ from reconciler.core.changes import (
     Side,
     field_value,
 )
-from reconciler.kinds import group
 from reconciler.kinds.change import Basis
 
-APART = group.MEMBERS
-"""The field of a create written beside ``settings`` rather than among them: a group's
-members (a workspace's users stand among its settings)."""
+APART = "members"
+"""The key a plan file writes a created group's members under, beside ``settings`` (a
+workspace's users stand among its settings), as plan files always have."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from reconciler.core.records import Records
 from reconciler.core.users import Resolution
 from reconciler.engine.plan import Unmanaged
 from reconciler.identity import NameSet
-from reconciler.kinds.registry import KINDS
+from reconciler.kinds import registry
 from reconciler.model import DesiredSite, LiveSite
 
 
@@ -59,7 +59,7 @@ def compare(
     conflicts: list[str] = []
     diffs = {
         kind.name: tuple(kind.compare(desired, live, records, resolution, conflicts))
-        for kind in KINDS
+        for kind in registry.KINDS
     }
     return Comparison(
         diffs=diffs,

@@ -32,9 +32,9 @@ from reconciler.api.errors import NotFound, OutcomeUnknown, SiteError
 from reconciler.core.actions import PHASES, Done, KnownIds, Pending, Result, Unbound, WriteAction
 from reconciler.core.records import Event, Records, reduce
 from reconciler.engine.journal import Entry, Journal
-from reconciler.engine.live import live_user
 from reconciler.engine.safety import RunCheck
 from reconciler.errors import StateError
+from reconciler.model import live_user
 from reconciler.state.backend import LockLost
 
 Status = Literal["done", "failed", "skipped", "unknown"]

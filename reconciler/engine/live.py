@@ -23,8 +23,7 @@ from reconciler.api.answers import LocationEntry, UserSummary, WorkspaceEntry, W
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
 from reconciler.identity import NameSet
-from reconciler.kinds import user as kinds_user
-from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace
+from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace, live_user
 from reconciler.spec import USER_LIST_PAGE_SIZE
 
 T = TypeVar("T")
@@ -335,12 +334,6 @@ async def _no_users() -> list[UserSummary]:
 
 async def _no_locations() -> tuple[list[LocationEntry], list[str]]:
     return [], []
-
-
-def live_user(summary: UserSummary) -> LiveUser:
-    """A ``user_list`` entry as the engine's model of a site user."""
-    reported = {name: getattr(summary, name) for name in kinds_user.REPORTED}
-    return LiveUser(summary.id, summary.username, summary.email, **reported)
 
 
 def with_named_users(

@@ -27,7 +27,7 @@ from reconciler.engine.safety import (
     manifest_objects,
     vanished_files,
 )
-from reconciler.kinds.registry import KINDS
+from reconciler.kinds import registry
 from reconciler.model import LiveSite, Policy
 
 
@@ -68,9 +68,9 @@ def plan_kinds(comparison: Comparison, inputs: PlanInputs) -> Planned:
     before users, as an apply runs them. Each write that names a user this apply creates
     waits for that user's creation."""
     planned = NOTHING_PLANNED
-    for kind in KINDS:
+    for kind in registry.KINDS:
         planned += kind.plan(comparison.of(kind.name), inputs)
-    for kind in reversed(KINDS):
+    for kind in reversed(registry.KINDS):
         planned += kind.retire(comparison.of(kind.name), inputs)
     return replace(planned, actions=_after_created_users(planned.actions))
 
@@ -111,9 +111,7 @@ def build_plan(
     members); the records of objects gone from the site and the manifest join them."""
     steps = plan_kinds(comparison, PlanInputs(directory, options, policy, live))
     actions = sorted(steps.actions, key=lambda action: PHASES.index(action.phase))
-    touched = {obj for action in actions for obj in action.touches()}
     renaming = rename_problems(comparison, steps.changes)
-    users = {u for action in actions for u in action.named_users() if isinstance(u, int)}
     # What the whole manifest declares matters only to a plan that prunes (a vanished file's
     # objects), and reading it back from the plan's copy costs a large manifest 65 ms.
     prunes = any((d := a.deletion()) and d.reason == "prune" for a in actions)
@@ -147,13 +145,7 @@ def build_plan(
             )
         )
         + tuple(renaming),
-        expects=fingerprints(
-            live,
-            records,
-            {name for kind, name in touched if kind == "workspace"},
-            {name for kind, name in touched if kind == "group"},
-            users,
-        ),
+        expects=fingerprints(live, records, actions),
         access=plan_access(actions, steps.changes, live, directory, records),
         record_changes=(*record_changes, *steps.forgotten),
     )

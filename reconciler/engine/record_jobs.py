@@ -14,7 +14,7 @@ from reconciler.engine.observe import LoadedManifest, OpenSite, observe
 from reconciler.engine.record_changes import RecordMoved
 from reconciler.errors import ReconcilerError
 from reconciler.identity import lookup
-from reconciler.kinds.registry import KINDS
+from reconciler.kinds import registry
 from reconciler.manifest.names import name_problem
 from reconciler.state.backend import Holder, RecordStore
 
@@ -25,7 +25,7 @@ async def adopt(manifest: LoadedManifest, site: OpenSite) -> Adoption:
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         seen = await observe(manifest.desired, site, state.records, PlanOptions())
         adoption = Adoption()
-        for kind in KINDS:
+        for kind in registry.KINDS:
             adoption += kind.adopt(seen.comparison.of(kind.name), seen.records)
         records = reduce(seen.records, adoption.events)
         records = reduce(records, declared_events(manifest.desired, records))

@@ -18,12 +18,11 @@ nothing is deleted or created. What is left for the guard step:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from reconciler.core.changes import Change
 from reconciler.engine.diff import Comparison
-from reconciler.identity import name_key
-from reconciler.kinds.registry import KINDS
+from reconciler.kinds import registry
 
 
 def rename_guards(
@@ -34,6 +33,11 @@ def rename_guards(
     """Why a plan that deletes an old name and creates a new one that says ``previously`` of
     it must not run: the rename would destroy the object (and a workspace's files).
     ``renamed``: (kind, name, previously) of each declared object that has old names."""
+    rules: dict[str, Callable[[str], str]] = {k.name: k.name_key for k in registry.KINDS}
+
+    def name_key(kind: str, name: str) -> str:
+        return rules[kind](name)
+
     made = {(kind, name_key(kind, name)) for kind, name in created}
     gone = {(kind, name_key(kind, name)): name for kind, name in deleted}
     found = []
@@ -75,6 +79,6 @@ def lookalike_warnings(comparison: Comparison, changes: Iterable[Change]) -> lis
     created = {(kind, name) for kind, name, action in done if action == "create"}
     return [
         warning
-        for kind in KINDS
+        for kind in registry.KINDS
         for warning in kind.lookalikes(comparison.of(kind.name), deleted, created)
     ]

@@ -29,7 +29,6 @@ from reconciler.core.records import RecordedGroup, RecordedWorkspace, Records
 from reconciler.engine.manifest_snapshot import desired_from_data
 from reconciler.engine.plan import PlanContext
 from reconciler.identity import NameSet, NameTable, name_key, same_name
-from reconciler.kinds.group.actions import GroupCreate
 from reconciler.model import DesiredSite, LiveUser, Policy
 
 MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD = 20
@@ -144,7 +143,7 @@ def active_admins(users: Iterable[LiveUser]) -> set[int]:
 
 def _first_apply_problems(actions: Sequence[WriteAction]) -> list[str]:
     """No records, and a site that does not list groups: a declared group may exist already."""
-    creates = [a for a in actions if isinstance(a, GroupCreate)]
+    creates = [made for a in actions for made in a.creates() if made[0] == "group"]
     if not creates:
         return []
     return [

@@ -14,7 +14,7 @@ import shlex
 
 from reconciler.core.access import plan_access
 from reconciler.core.records import Records
-from reconciler.engine.facts import describe_changes, fingerprints
+from reconciler.engine.facts import describe_changes, refreshed
 from reconciler.engine.observe import Observation
 from reconciler.engine.plan import Plan
 from reconciler.engine.plan_file import PlanFile, unseal
@@ -111,13 +111,7 @@ def still_needed(
     ]
     if lines:
         expects = saved.expects
-        now = fingerprints(
-            seen.live,
-            seen.records,
-            expects.get("workspaces", {}),
-            expects.get("groups", {}),
-            [int(uid) for uid in expects.get("users", {})],
-        )
+        now = refreshed(seen.live, seen.records, expects)
         lines += describe_changes(expects, now)
         if stricter:
             lines.append(stricter)

@@ -38,7 +38,7 @@ from reconciler.state.backend import RecordStore
 
 if TYPE_CHECKING:
     # Imported where used: ``plan`` and ``apply`` start faster without them (issue 14).
-    from reconciler.engine.export import Export
+    from reconciler.manifest.export import Export
 
 log = structlog.get_logger("reconciler.engine")
 
@@ -93,7 +93,7 @@ def save_plan(plan: Plan, site: OpenSite) -> str:
 
 async def export(site: OpenSite, *, users: bool = False) -> Export:
     """A manifest of the live site, with the records' facts where the site cannot tell."""
-    from reconciler.engine.export import export_site
+    from reconciler.manifest.export import export_site
 
     records = ledger.read(site.store).records
     live = await LiveReader(site.client, site.progress).read(None)

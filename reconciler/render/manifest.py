@@ -1,4 +1,4 @@
-"""Write an exported site (``engine.export.Export``) as manifest YAML, one file or a directory.
+"""Write an exported site (``manifest.export.Export``) as manifest YAML, one file or a directory.
 
 Every value goes through ``yaml.safe_dump`` (quoted only where YAML needs it); a value that is
 not a fact the site reported carries its note as a comment at that place. The result is
@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from reconciler.engine.export import Export, ExportedGroup, ExportedUser, ExportedWorkspace, Noted
+from reconciler.manifest.export import Export, ExportedGroup, ExportedUser, ExportedWorkspace, Noted
 from reconciler.model import Overrides
 
 HEADER = (
