@@ -326,9 +326,8 @@ def test_the_documented_operator_inputs_are_the_templates_inputs() -> None:
     assert {n for row in rows for n in re.findall(r"`(\w+)`", row[2])} == gitlab_variables
 
 
-def test_the_readme_copies_the_templates_as_written(tmp_path: Path) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    rest = readme[readme.index("### Ready-made CI") :]
+def test_docs_ci_copies_the_templates_as_written(tmp_path: Path) -> None:
+    rest = CI_DOC[CI_DOC.index("1. **Copy the template**") :]
     block = rest[rest.index("```sh\n") + 6 :]
     block = block[: block.index("```")]
     (tmp_path / "site-reconciler").symlink_to(REPO)  # "a clone of this repository"
