@@ -12,7 +12,7 @@
 # Build the wheels of the tool and its dependencies; nothing of this stage is shipped but them.
 FROM python:3.12-slim AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY reconciler ./reconciler
 # reconciler/schemas is a link to ../schemas: COPY keeps links, so the target comes too
 COPY schemas ./schemas

@@ -133,8 +133,8 @@ def test_every_copied_path_exists_and_is_not_ignored() -> None:
 def test_the_build_stage_yields_a_wheel_that_runs_validate() -> None:
     """Replays the build stage: the COPY sources (links kept, as COPY keeps them) into an
     empty directory, then its ``pip wheel``, offline and without dependencies. The wheel
-    must carry the schema, the seed and the reports' templates, run ``validate`` on the
-    example and write the access report's HTML and Markdown. (Outside pytest's
+    must carry the schema, the seed, the reports' templates and the licence, run ``validate``
+    on the example and write the access report's HTML and Markdown. (Outside pytest's
     temporary tree: the sandbox's well-known demo keys in the sources are no leak.)"""
     with tempfile.TemporaryDirectory(prefix="reconciler-image-") as scratch:
         _replay_build_stage(Path(scratch))
@@ -169,6 +169,7 @@ def _replay_build_stage(tmp_path: Path) -> None:
         archive.extractall(tmp_path / "installed")
     assert "reconciler/schemas/site.schema.json" in names
     assert "reconciler/sandbox/seeds/example.yaml" in names
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)  # MIT's notice
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "installed")}
     result = subprocess.run(
         [sys.executable, "-c", "from reconciler.cli import main; main()", "validate",
@@ -325,9 +326,8 @@ def test_the_documented_operator_inputs_are_the_templates_inputs() -> None:
     assert {n for row in rows for n in re.findall(r"`(\w+)`", row[2])} == gitlab_variables
 
 
-def test_the_readme_copies_the_templates_as_written(tmp_path: Path) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    rest = readme[readme.index("### Ready-made CI") :]
+def test_docs_ci_copies_the_templates_as_written(tmp_path: Path) -> None:
+    rest = CI_DOC[CI_DOC.index("1. **Copy the template**") :]
     block = rest[rest.index("```sh\n") + 6 :]
     block = block[: block.index("```")]
     (tmp_path / "site-reconciler").symlink_to(REPO)  # "a clone of this repository"

@@ -8,12 +8,14 @@ runs until Ctrl-C, so its examples run as a real process, stopped with SIGINT on
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 from pathlib import Path
 
+import click
 import pytest
 
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
@@ -107,3 +109,20 @@ def test_every_sandbox_switch_is_explained_in_the_docs() -> None:
         flag = switch.flag + (f" {switch.metavar}" if switch.metavar else "")
         assert f"| `{flag}` | {switch.help} |" in docs, switch.flag
         assert switch.flag in help_text(("sandbox", "serve"))
+
+
+def test_every_command_and_option_is_in_the_docs() -> None:
+    """The README names the commands and points into docs/ for the rest: every command and
+    every long option of each is named on some page of docs/ (the help pages name them too,
+    but say little of what each does)."""
+    docs = "\n".join(page.read_text(encoding="utf-8") for page in (ROOT / "docs").glob("*.md"))
+    missing = []
+    for path in commands():
+        if f"`reconciler {' '.join(path)}" not in docs and f"`{' '.join(path)}" not in docs:
+            missing.append(" ".join(path))
+        for param in command_at(path).params:
+            if isinstance(param, click.Option):
+                for option in (*param.opts, *param.secondary_opts):
+                    if option.startswith("--") and not re.search(rf"{option}(?![\w-])", docs):
+                        missing.append(f"{' '.join(path)} {option}")
+    assert missing == []

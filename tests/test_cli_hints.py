@@ -24,9 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "reconciler"
 DOCUMENTS = [
     ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
     *sorted((ROOT / "docs").glob("*.md")),
     PACKAGE / "sandbox" / "README.md",
     ROOT / "examples" / "site.yaml",
+    ROOT / "examples" / "quickstart" / "site.yaml",
 ]
 MENTION = re.compile(r"(?<![\w.-])reconciler((?: +[^\s`;|&)>#(]+)+)")
 LONG_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -41,6 +43,8 @@ NOT_OURS = {
     "--no-deps",  # pip wheel (docs/ci.md)
     "--upgrade",  # pip install --upgrade pip (README, the tests' set-up)
     "--build-arg",  # docker build (docs/ci.md)
+    "--detach",  # git worktree add (CONTRIBUTING.md)
+    "--size",  # bench/bench_plan.py (CONTRIBUTING.md)
 }
 CODE_BEFORE = re.compile(r"(?:^|[`/]|\$ |run:? |with: )$", re.MULTILINE)
 """What comes before ``reconciler`` when it is a command to type, not a word in a sentence."""

@@ -88,7 +88,7 @@ def test_an_error_status_with_a_huge_body_is_still_one_error() -> None:
 def test_drift_notify_to_a_dripping_webhook_ends_with_exit_1_in_about_10_s(
     tmp_path: Path,
 ) -> None:
-    """The README's promise, with the real command: exit 1 after 10 s, the report printed
+    """docs/pipelines.md's promise, with the real command: exit 1 after 10 s, the report printed
     first, one message naming only the webhook's scheme, host and port."""
     shutil.copy(EXAMPLE_SITE, tmp_path / "site.yaml")
     with loopback_site(tmp_path) as site, hostile_server(_drip) as hook:

@@ -149,10 +149,11 @@ def test_show_refuses_an_edited_plan_or_other_records(site: LoopbackSite) -> Non
 
 
 def test_the_readmes_pipeline_outputs_run_as_written(tmp_path: Path) -> None:
-    """README, "The pipeline's outputs, on the sandbox": each line, in order, as written."""
+    """README, "In a pipeline": each line, in order, as written (the first starts the sandbox
+    afresh, so the block runs after the tour too)."""
     work = copy_examples(tmp_path)
-    lines = code_block("### The pipeline's outputs, on the sandbox")
-    assert [shlex.split(line)[1] for line in lines] == ["plan", "show", "apply", "drift"]
+    lines = code_block("## In a pipeline")
+    assert [shlex.split(line)[1] for line in lines] == ["sandbox", "plan", "show", "apply", "drift"]
     codes = []
     for line in lines:
         words, out = shlex.split(line), None
@@ -165,5 +166,5 @@ def test_the_readmes_pipeline_outputs_run_as_written(tmp_path: Path) -> None:
         if words[1] == "show":
             comment = (work / "comments" / "comment-1.md").read_text(encoding="utf-8")
             assert result.stdout == comment  # the saved plan, shown again, is the comment
-    assert codes == [EXIT_OK, EXIT_OK, EXIT_CHANGES, EXIT_OK]  # applied: 2; then in sync
+    assert codes == [EXIT_OK, EXIT_OK, EXIT_OK, EXIT_CHANGES, EXIT_OK]  # applied: 2; then in sync
     assert json.loads((work / "apply.json").read_text())["counts"]["done"] == 14

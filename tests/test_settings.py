@@ -272,9 +272,9 @@ def test_the_old_credentials_file_variable_is_still_read(
     credentials.unlink()  # the sandbox's secret stays out of the files the suite scans
 
 
-def test_the_readme_settings_file_works_as_written(tmp_path: Path) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Settings: reconciler.toml") :]
+def test_the_documented_settings_file_works_as_written(tmp_path: Path) -> None:
+    doc = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Settings: reconciler.toml") :]
     block = section[section.index("```toml\n") + 8 :]
     block = block[: block.index("```")]
     assert block.startswith("# site/reconciler.toml\n")

@@ -22,7 +22,7 @@ from reconciler.engine.plan_key import PlanSecret
 from reconciler.engine.targets import NothingTargeted, Selection, selected
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
 from tests.support.loopback import LoopbackSite
-from tests.support.readme import ROOT, code_block, run
+from tests.support.readme import ROOT, code_block, document, run
 from tests.support.site_strategies import load_desired
 
 SMALL: dict[str, Any] = {
@@ -280,11 +280,14 @@ def test_changed_and_target_together_plan_what_changed_within_the_target(
     assert any("what changed since the last apply" in n for n in plan["notices"])
 
 
-def test_the_readme_commands_run_as_written(tmp_path: Path) -> None:
-    """The README's targeted commands, on the example manifest, against the embedded sandbox."""
+def test_the_documented_commands_run_as_written(tmp_path: Path) -> None:
+    """docs/pipelines.md's targeted commands, on the example manifest, against the embedded
+    sandbox."""
     (tmp_path / "site").mkdir()
     shutil.copy(ROOT / "examples" / "site.yaml", tmp_path / "site" / "site.yaml")
-    commands = code_block("**Choosing what to plan: `--target` and `--exclude`.**")
+    commands = code_block(
+        "## Choosing what to plan: `--target` and `--exclude`", document("docs/pipelines.md")
+    )
     assert len(commands) == 3
     outputs = []
     for command in commands:

@@ -48,7 +48,7 @@ from pathlib import Path
 from tests.support.loopback import REPO, TRANSCRIPTS
 
 VERSION: str = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
-WHEEL_SOURCES = ("pyproject.toml", "README.md", "reconciler", "schemas")
+WHEEL_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "reconciler", "schemas")
 """What a wheel of this checkout is built from (the Dockerfile's build stage copies the same)."""
 _TOOL_ENTRIES = ("reconciler", "site_reconciler")
 """What the tool's wheel puts in site-packages: its package and its ``.dist-info``."""
