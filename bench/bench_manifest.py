@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.sites import SIZES, manifest_for, site_seed, write_manifest
-from reconciler.engine.manifest_snapshot import desired_from_data, desired_to_data
+from reconciler.engine.planning.manifest_snapshot import desired_from_data, desired_to_data
 from reconciler.manifest import load_manifest
 from reconciler.manifest.schema import _validator, is_valid
 from reconciler.manifest.source import read_document

@@ -27,7 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reconciler.core.records import Known, RecordedGroup, RecordedWorkspace, Records
-from reconciler.engine import ledger, records_document
+from reconciler.engine.records import document as records_document
+from reconciler.engine.records import ledger
 from reconciler.logs import configure_logging
 from reconciler.state.backend import Holder, RecordStore, SaveInfo, StateLocation
 from reconciler.state.documents import dump_document

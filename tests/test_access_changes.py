@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from reconciler.engine.drift import drift_report
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.render.access_plan import MAX_LISTED, access_lines
 from reconciler.render.markdown import render_markdown
 from reconciler.render.text import render_text

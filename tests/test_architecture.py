@@ -157,3 +157,13 @@ def test_no_kind_and_nothing_of_the_core_imports_the_engine() -> None:
         if name.startswith(below)
     }
     assert {name: found for name, found in importing.items() if found} == {}
+
+
+def test_the_engine_is_rooms_by_the_way_data_flows() -> None:
+    """Issue 43: ``engine/`` is a few rooms (read, planning, apply, records) and the jobs that
+    join them, not forty modules side by side."""
+    engine = PACKAGE / "engine"
+    direct = sorted(p.name for p in engine.glob("*.py"))
+    rooms = sorted(p.name for p in engine.iterdir() if (p / "__init__.py").exists())
+    assert len(direct) <= 12, direct
+    assert rooms == ["apply", "planning", "read", "records"]

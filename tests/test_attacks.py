@@ -20,9 +20,9 @@ import yaml
 
 from reconciler.api.config import check_site_url
 from reconciler.core.users import UserDirectory, resolve_references
-from reconciler.engine import records_document
-from reconciler.engine.plan import Plan, canonical
-from reconciler.engine.plan_file import MAX_PLAN_BYTES, MAX_PLAN_DEPTH, key_id
+from reconciler.engine.planning.plan import Plan, canonical
+from reconciler.engine.planning.plan_file import MAX_PLAN_BYTES, MAX_PLAN_DEPTH, key_id
+from reconciler.engine.records import document as records_document
 from reconciler.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, StateError
 from reconciler.model import LiveUser
 from tests.support.cli_runner import run_reconciler

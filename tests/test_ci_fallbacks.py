@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.engine.plan_key import PlanSecret
+from reconciler.engine.planning.plan_key import PlanSecret
 from reconciler.errors import EXIT_ERROR, EXIT_OK, ConfigError
 from tests.support.cli_runner import CliOutcome, run_reconciler
 from tests.support.loopback import EXAMPLE_SITE

@@ -18,7 +18,7 @@ import yaml
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Records
 from reconciler.engine import workflow
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.engine.workflow import AutoApprove, LoadedManifest
 from reconciler.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED
 from reconciler.kinds.workspace.actions import WorkspaceAdd

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from reconciler import codec
 from reconciler.core.memberships import MembershipChange, Place
 from reconciler.core.records import Known, Records
-from reconciler.engine import records_document
-from reconciler.engine.manifest_snapshot import desired_from_data, desired_to_data
-from reconciler.engine.scope import NOT_DECLARED, digest_of
+from reconciler.engine.planning.manifest_snapshot import desired_from_data, desired_to_data
+from reconciler.engine.read.scope import NOT_DECLARED, digest_of
+from reconciler.engine.records import document as records_document
 from reconciler.errors import StateError
 from reconciler.kinds.registry import ACTION_TYPES, action_from_data
 from reconciler.kinds.workspace.actions import WorkspaceAdd

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reconciler.core.planning import PlanOptions
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.errors import RefusedForSafety
 from reconciler.identity import NameSet, name_matches
 from reconciler.sandbox.settings import SandboxSettings

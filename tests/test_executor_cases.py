@@ -16,8 +16,8 @@ import yaml
 
 from reconciler.core.actions import Done, Result
 from reconciler.core.records import Records, reduce
-from reconciler.engine import records_document
-from reconciler.engine.pending import settle
+from reconciler.engine.apply.pending import settle
+from reconciler.engine.records import document as records_document
 from reconciler.kinds.registry import action_from_data
 from tests.support.models import live_site
 

@@ -31,9 +31,10 @@ import yaml
 
 from reconciler.api.answers import WorkspaceSettings
 from reconciler.core.planning import PlanOptions
-from reconciler.engine import ledger, workflow
-from reconciler.engine.journal import Journal
-from reconciler.engine.plan import Plan
+from reconciler.engine import workflow
+from reconciler.engine.apply.journal import Journal
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.records import ledger
 from reconciler.engine.workflow import AutoApprove, LoadedManifest
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.kinds.registry import ACTION_TYPES, action_from_data

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from reconciler.core.memberships import Place
 from reconciler.core.planning import PlanOptions
-from reconciler.engine import ledger
-from reconciler.engine.journal import Journal
-from reconciler.engine.live import LiveReader
-from reconciler.engine.pending import settle, wait_for_landing
+from reconciler.engine.apply.journal import Journal
+from reconciler.engine.apply.pending import settle, wait_for_landing
+from reconciler.engine.read.live import LiveReader
+from reconciler.engine.records import ledger
 from reconciler.kinds.group.actions import GroupCreate, GroupJoin, GroupLeave, listed_groups
 from reconciler.state.backend import Holder
 from tests.support.engine_site import EngineSite, engine_site

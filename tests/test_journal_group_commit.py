@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.journal import Journal
+from reconciler.engine.apply.journal import Journal
 from reconciler.errors import StateError
 from reconciler.kinds.group.actions import GroupCreate
 from reconciler.state.backend import Holder, Lease, RecordStore

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.engine import ledger
-from reconciler.engine.journal import Journal
-from reconciler.engine.pending import MAX_LANDING_WAIT, wait_for_landing
+from reconciler.engine.apply.journal import Journal
+from reconciler.engine.apply.pending import MAX_LANDING_WAIT, wait_for_landing
+from reconciler.engine.records import ledger
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.kinds.workspace.actions import WorkspaceAdd
 from reconciler.sandbox.settings import SandboxSettings

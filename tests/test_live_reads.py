@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from reconciler.engine.live import LiveReader
+from reconciler.engine.read.live import LiveReader
 from reconciler.model import LiveSite
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.sandbox.synthetic import synthetic_seed

@@ -30,13 +30,14 @@ from reconciler.core.guards import protecting
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import RecordedGroup, RecordedUser, RecordedWorkspace, Records
 from reconciler.core.users import UserDirectory
-from reconciler.engine import ledger, workflow
+from reconciler.engine import workflow
 from reconciler.engine.drift import DriftItem
 from reconciler.engine.drift_news import item_key
-from reconciler.engine.plan import Plan
-from reconciler.engine.renames import rename_guards
-from reconciler.engine.safety import RunCheck
-from reconciler.engine.targets import Selection
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.planning.renames import rename_guards
+from reconciler.engine.planning.safety import RunCheck
+from reconciler.engine.read.targets import Selection
+from reconciler.engine.records import ledger
 from reconciler.identity import NameSet, NameTable, name_key, name_matches, same_name
 from reconciler.kinds.user.actions import UserDelete
 from reconciler.kinds.workspace.actions import WorkspaceDelete

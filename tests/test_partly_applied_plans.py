@@ -19,9 +19,9 @@ import pytest
 
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import PlanApplied, PlanProgress, PlanRun, Records, reduce
-from reconciler.engine.journal import recover
-from reconciler.engine.plan import Plan, PlanContext
-from reconciler.engine.saved import refuse_applied_again
+from reconciler.engine.apply.journal import recover
+from reconciler.engine.planning.plan import Plan, PlanContext
+from reconciler.engine.planning.saved import refuse_applied_again
 from reconciler.errors import EXIT_OK, EXIT_REFUSED, RefusedForSafety
 from tests.support.loopback import LoopbackSite, loopback_site
 from tests.support.postgres import libpq_environment, running_postgres

@@ -25,7 +25,7 @@ import yaml
 
 from reconciler.api.config import check_site_url
 from reconciler.core.records import Records
-from reconciler.engine import records_document
+from reconciler.engine.records import document as records_document
 from reconciler.errors import EXIT_CHANGES, EXIT_LOCKED, EXIT_OK, EXIT_REFUSED
 from reconciler.sandbox.settings import SandboxSettings
 from reconciler.state.backend import Holder, SaveInfo

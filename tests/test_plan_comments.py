@@ -14,7 +14,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.errors import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
 from reconciler.render.markdown import MAX_PART_CHARS, markdown_parts
 from tests.support.loopback import EXAMPLE_SEED, EXAMPLE_SITE, LoopbackSite, loopback_site

@@ -198,7 +198,7 @@ def test_a_plan_file_of_record_changes_alone_reads_back_the_same() -> None:
     read), and a plan file of an earlier release, without them, reads back with the very
     checksum it was sealed with (unseal compares them)."""
     from reconciler.core.planning import PlanOptions, RecordChange
-    from reconciler.engine.plan import Plan, PlanContext
+    from reconciler.engine.planning.plan import Plan, PlanContext
 
     changes = (
         RecordChange("workspace", "Counsel", "move", id=3, old_name="Legal"),

@@ -13,9 +13,10 @@ import pytest
 
 from reconciler.core.actions import Done, Pending, Result, WriteAction
 from reconciler.core.records import Known, Records, UnreadableWrite, reduce
-from reconciler.engine import ledger, records_document
-from reconciler.engine.pending import settle
-from reconciler.engine.scope import touched
+from reconciler.engine.apply.pending import settle
+from reconciler.engine.read.scope import touched
+from reconciler.engine.records import document as records_document
+from reconciler.engine.records import ledger
 from reconciler.errors import StateError
 from reconciler.kinds.group.actions import GroupCreate
 from reconciler.kinds.workspace.actions import WorkspaceAdd

@@ -4,7 +4,7 @@ or more entries added to an empty one, as a first apply does), which was an "Int
 
 from __future__ import annotations
 
-from reconciler.engine.records_diff import records_changes
+from reconciler.engine.records.diff import records_changes
 
 
 def test_a_table_filled_at_once_is_said_entry_by_entry() -> None:

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from reconciler.core.records import RecordedWorkspace, Records
-from reconciler.engine.identities import record_moves
+from reconciler.engine.read.identities import record_moves
 from reconciler.errors import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
 from reconciler.model import LiveSite, LiveWorkspace
 from tests.support.loopback import LoopbackSite

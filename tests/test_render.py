@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from reconciler.engine.drift import drift_report
-from reconciler.engine.plan import Plan
-from reconciler.engine.plan_file import read_plan_file, seal, unseal
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.planning.plan_file import read_plan_file, seal, unseal
 from reconciler.errors import RefusedForSafety
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.markdown import MAX_PART_CHARS, markdown_parts, render_markdown

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from reconciler.engine.drift import drift_report
 from reconciler.engine.drift_news import drift_news
-from reconciler.engine.plan import Plan
-from reconciler.engine.records_diff import RecordChange
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.records.diff import RecordChange
 from reconciler.identity import fold
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.escape import visible

@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from reconciler.engine.drift import drift_report
-from reconciler.engine.plan import Plan, canonical
-from reconciler.engine.plan_file import key_id, read_plan_file, unseal
+from reconciler.engine.planning.plan import Plan, canonical
+from reconciler.engine.planning.plan_file import key_id, read_plan_file, unseal
 from reconciler.errors import RefusedForSafety
 from reconciler.render.drift import render_drift_json, render_drift_markdown, render_drift_text
 from reconciler.render.json import render_json

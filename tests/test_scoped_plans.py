@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reconciler.core.planning import PlanOptions
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.errors import RefusedForSafety
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.figures import tally

@@ -16,8 +16,8 @@ import pytest
 
 from reconciler.api.answers import NewUser
 from reconciler.core.planning import PlanOptions
-from reconciler.engine.identities import UnknownUsers
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.read.identities import UnknownUsers
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.sandbox_site import example_seed
 from tests.support.site_strategies import load_desired

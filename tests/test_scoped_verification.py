@@ -16,7 +16,7 @@ from typing import Any
 
 from reconciler.api.answers import NewUser
 from reconciler.core.planning import PlanOptions
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from tests.support.engine_site import EngineSite, engine_site
 from tests.support.sandbox_site import example_seed
 from tests.support.site_strategies import load_desired

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.engine.facts import describe_changes
+from reconciler.engine.planning.facts import describe_changes
 
 
 def workspace(ws_id: int, users: list[int], permissions: Any = None) -> list[dict[str, Any]]:

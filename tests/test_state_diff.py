@@ -82,7 +82,7 @@ def test_versions_stored_in_different_formats_are_compared_as_records(tmp_path: 
         "site": SITE,
         "workspaces": {"Finance": {"id": 12, "managed": True, "settings": settings}},
     }
-    from reconciler.engine import records_document
+    from reconciler.engine.records import document as records_document
 
     today = records_document.to_data(records_document.from_data(old, site=SITE, where="test"))
     assert today["format"] == 3 and today["workspaces"]["Finance"]["root_access"] == {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.engine import ledger
+from reconciler.engine.records import ledger
 from reconciler.errors import RefusedForSafety, StateError
 from reconciler.state.backend import Holder, LockHeld, RecordStore, SaveInfo, Snapshot
 from reconciler.state.locate import open_records, parse_location

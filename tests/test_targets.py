@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from reconciler.core.records import Records
-from reconciler.engine.plan import Plan
-from reconciler.engine.plan_file import seal
-from reconciler.engine.plan_key import PlanSecret
-from reconciler.engine.targets import NothingTargeted, Selection, selected
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.planning.plan_file import seal
+from reconciler.engine.planning.plan_key import PlanSecret
+from reconciler.engine.read.targets import NothingTargeted, Selection, selected
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
 from tests.support.loopback import LoopbackSite
 from tests.support.readme import ROOT, code_block, document, run

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from reconciler.engine.plan import canonical
-from reconciler.engine.plan_file import key_id
+from reconciler.engine.planning.plan import canonical
+from reconciler.engine.planning.plan_file import key_id
 from reconciler.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
 from tests.support.loopback import EXAMPLE_SITE, LoopbackSite, loopback_site
 

@@ -18,7 +18,7 @@ import pytest
 
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import RecordedUser, Records
-from reconciler.engine.safety import RunCheck
+from reconciler.engine.planning.safety import RunCheck
 from reconciler.errors import EXIT_OK, EXIT_REFUSED
 from reconciler.kinds.user.actions import UserDelete
 from reconciler.model import DesiredSite, LiveUser, Policy

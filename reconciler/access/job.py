@@ -25,8 +25,8 @@ from reconciler.access.read import SiteRead, read_site
 from reconciler.access.since import Covered, check_comparable, compare, earlier_scope
 from reconciler.access.words import counted
 from reconciler.core.records import Records
-from reconciler.engine import ledger
-from reconciler.engine.observe import OpenSite
+from reconciler.engine.read.observe import OpenSite
+from reconciler.engine.records import ledger
 from reconciler.model import DesiredSite
 
 

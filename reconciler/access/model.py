@@ -9,7 +9,7 @@ and said so, never guessed.
 
 The JSON report is this model written by the project's codec (``docs/access.md``); an
 earlier report is read back the same way, strictly, for ``--since``. ``AccessChange`` is what
-a plan gives or takes (``changes.py``); it lives here so ``engine/plan.py`` can carry it
+a plan gives or takes (``changes.py``); it lives here so ``engine/planning/plan.py`` can carry it
 without importing the code that computes it.
 """
 

@@ -37,8 +37,8 @@ from reconciler.access.model import ReportScope
 from reconciler.api.answers import UserInfo, UserSummary
 from reconciler.api.client import SiteClient
 from reconciler.core.users import Ambiguity, UserDirectory
-from reconciler.engine.live import REFUSALS, LiveReader, NoProgress, Progress
-from reconciler.engine.targets import Selection
+from reconciler.engine.read.live import REFUSALS, LiveReader, NoProgress, Progress
+from reconciler.engine.read.targets import Selection
 from reconciler.errors import ReconcilerError
 from reconciler.model import LiveSite, LiveUser, LiveWorkspace, Source, UserRef, live_user
 from reconciler.spec import workspace_path

@@ -42,7 +42,7 @@ from reconciler.access.read import Earlier
 from reconciler.access.words import terms
 from reconciler.api.config import check_site_url
 from reconciler.core.users import UserDirectory
-from reconciler.engine.targets import Selection
+from reconciler.engine.read.targets import Selection
 from reconciler.errors import ConfigError, ReconcilerError
 from reconciler.model import LiveUser, Source, UserRef
 

@@ -1,5 +1,5 @@
 """How access reports write a value: one vocabulary for text, Markdown, CSV, HTML and
-``--since`` (booleans as ``true``/``false``, as ``engine.plan.value_text`` writes them)."""
+``--since`` (booleans as ``true``/``false``, as ``core.changes.value_text`` writes them)."""
 
 from __future__ import annotations
 

@@ -28,8 +28,8 @@ from reconciler.cli.review import TerminalReview
 from reconciler.cli.site_choice import locate_manifest, locate_saved_plan, open_site
 from reconciler.core.planning import PlanOptions
 from reconciler.engine import workflow
-from reconciler.engine.plan_file import read_plan_path
-from reconciler.engine.plan_key import required_secret
+from reconciler.engine.planning.plan_file import read_plan_path
+from reconciler.engine.planning.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK, EXIT_REFUSED, Interrupted
 from reconciler.render.apply import (
     APPLY_FORMATS,

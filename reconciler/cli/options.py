@@ -337,7 +337,7 @@ show_unmanaged_option = click.option(
 
 
 def target_options(command: F) -> F:
-    """``--target NAME`` and ``--exclude NAME``: plan only some objects (engine/targets.py)."""
+    """``--target NAME`` and ``--exclude NAME``: plan only some objects (engine/read/targets.py)."""
     command = click.option(
         "--exclude",
         "excludes",

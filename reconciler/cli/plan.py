@@ -29,8 +29,8 @@ from reconciler.core.planning import PlanOptions
 from reconciler.engine import workflow
 from reconciler.engine.drift import DriftReport
 from reconciler.engine.drift_news import DriftNews, report_drift
-from reconciler.engine.plan import Plan
-from reconciler.engine.plan_key import required_secret
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.planning.plan_key import required_secret
 from reconciler.errors import EXIT_CHANGES, EXIT_OK
 from reconciler.identity import NameSet, NameTable
 from reconciler.notify import check_webhook, send

@@ -11,8 +11,8 @@ import sys
 import click
 
 from reconciler.cli.progress import APPLYING, TerminalProgress
-from reconciler.engine.executor import Outcome
-from reconciler.engine.plan import Plan
+from reconciler.engine.apply.executor import Outcome
+from reconciler.engine.planning.plan import Plan
 from reconciler.errors import RefusedForSafety
 from reconciler.findings import plural
 from reconciler.render.plans import render_plan

@@ -25,8 +25,8 @@ from reconciler.cli.options import (
 )
 from reconciler.cli.site_choice import locate_saved_plan, records_at
 from reconciler.engine import workflow
-from reconciler.engine.plan_file import read_plan_path
-from reconciler.engine.plan_key import required_secret
+from reconciler.engine.planning.plan_file import read_plan_path
+from reconciler.engine.planning.plan_key import required_secret
 from reconciler.errors import EXIT_OK
 from reconciler.render.markdown import markdown_parts
 from reconciler.render.plans import PLAN_FORMATS, render_plan

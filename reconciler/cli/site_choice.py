@@ -33,9 +33,9 @@ from reconciler import environment
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret, check_site_url, load_client_config
 from reconciler.cli.options import SiteOptions
-from reconciler.engine.live import Progress
-from reconciler.engine.plan_file import PlanFile
-from reconciler.engine.plan_key import PlanSecret
+from reconciler.engine.planning.plan_file import PlanFile
+from reconciler.engine.planning.plan_key import PlanSecret
+from reconciler.engine.read.live import Progress
 from reconciler.engine.workflow import OpenSite
 from reconciler.environment import SITE_URL
 from reconciler.errors import ConfigError, RefusedForSafety

@@ -21,8 +21,10 @@ from reconciler.cli.options import (
     records_options,
 )
 from reconciler.cli.site_choice import SiteChoice, locate, locate_manifest, records_at
-from reconciler.engine import ledger, records_document, workflow
-from reconciler.engine.records_diff import versions_changes
+from reconciler.engine import workflow
+from reconciler.engine.records import document as records_document
+from reconciler.engine.records import ledger
+from reconciler.engine.records.diff import versions_changes
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.render.records_diff import RECORDS_DIFF_FORMATS, RecordsDiff
 from reconciler.state.backend import Holder

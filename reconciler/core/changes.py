@@ -16,7 +16,7 @@ manifest wants after, and how the before was learnt where it matters (``basis``)
 
 What needs a replacement and which field holds the members is the kind's to declare
 (``reconciler.kinds``); renderers, drift and the access delta read only this shape. A plan
-file writes it as plan files always had it (``engine/changes_format.py``).
+file writes it as plan files always had it (``engine/planning/changes_format.py``).
 """
 
 from __future__ import annotations

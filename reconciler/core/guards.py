@@ -1,8 +1,8 @@
 """The guards' vocabulary: which ``protect`` pattern keeps an object, and the user reference
 rule applied to ``protect_users``.
 
-Each kind's plan asks these before it plans a deletion or a replacement; ``engine/safety.py``
-asks them again of every destructive action at the moment it runs.
+Each kind's plan asks these before it plans a deletion or a replacement;
+``engine/planning/safety.py`` asks them again of every destructive action at the moment it runs.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def no_lookalikes(
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
     """How a plan fingerprints the objects of a kind its actions depend on, to say in words
-    what changed when a saved plan turns out stale (``engine/facts.py``)."""
+    what changed when a saved plan turns out stale (``engine/planning/facts.py``)."""
 
     keys: Callable[[Iterable[WriteAction]], set[str]]  # the objects the actions depend on
     facts: Callable[[LiveSite, Records, Iterable[str]], dict[str, Any]]  # JSON-able, by key

@@ -2,8 +2,8 @@
 
 Each kind plans its own differences (``kinds/<kind>/plan.py``) and *returns* what it plans --
 ``Planned``: its actions, the changes people read, what it keeps and why, the records it
-forgets -- from ``PlanInputs`` it only reads. The engine (``engine/planner.py``) joins every
-kind's: plans in the registry's order, then retirements (deletions of what left the
+forgets -- from ``PlanInputs`` it only reads. The engine (``engine/planning/planner.py``)
+joins every kind's: plans in the registry's order, then retirements (deletions of what left the
 manifest) in the reverse order, so an apply that stops half-way never destroyed anything a
 later step was about to use.
 
@@ -85,8 +85,8 @@ class PlanOptions:
     replace: frozenset[str] = frozenset()  # workspaces the user allowed to be replaced
     force: bool = False  # override the guards
     assume_no_groups: bool = False  # a first apply on a site that does not list groups
-    changed: bool = False  # plan only what changed since the last apply (engine/scope.py)
-    targets: tuple[str, ...] = ()  # --target patterns (engine/targets.py)
+    changed: bool = False  # plan only what changed since the last apply (engine/read/scope.py)
+    targets: tuple[str, ...] = ()  # --target patterns (engine/read/targets.py)
     excludes: tuple[str, ...] = ()  # --exclude patterns
 
 
@@ -110,17 +110,21 @@ class Planned:
     warnings: tuple[str, ...] = ()
     forgotten: tuple[RecordChange, ...] = ()  # records of objects gone from site and manifest
 
-    def __add__(self, other: Planned) -> Planned:
-        return Planned(
-            self.actions + other.actions,
-            self.changes + other.changes,
-            self.kept + other.kept,
-            self.warnings + other.warnings,
-            self.forgotten + other.forgotten,
-        )
-
 
 NOTHING_PLANNED = Planned()
+
+
+def joined(parts: Iterable[Planned]) -> Planned:
+    """What several parts plan, in their order (a kind's objects, every kind's plans)."""
+    chosen = tuple(parts)
+    return Planned(
+        tuple(a for part in chosen for a in part.actions),
+        tuple(c for part in chosen for c in part.changes),
+        tuple(k for part in chosen for k in part.kept),
+        tuple(w for part in chosen for w in part.warnings),
+        tuple(f for part in chosen for f in part.forgotten),
+    )
+
 
 _KIND_WORDS: Mapping[ObjectKind, str] = {
     "workspace": "workspace",
@@ -235,6 +239,7 @@ __all__ = [
     "RecordChange",
     "differing",
     "gone_note",
+    "joined",
     "kept_by_policy",
     "members_field",
     "one_call_per_user",

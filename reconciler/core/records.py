@@ -9,7 +9,7 @@ setting it could not read is ``None`` (unknown), never a guess.
 ``Records`` is immutable. It changes in one way only: ``reduce(records, events)`` folds
 events -- the journal's "this write was done", adoption, forgetting, a plan applied -- into a
 new ``Records``. Reads never change records; a workflow saves explicitly, through the state
-backend (``reconciler.state``), which stores the document ``engine/records_document.py``
+backend (``reconciler.state``), which stores the document ``engine/records/document.py``
 writes and reads by the model's one codec: a field added to a record is stored and read
 without code here.
 """
@@ -97,7 +97,7 @@ class Records:
     references: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     last_full_read: str | None = None
     # The policy the last apply ran under (its manifest's): a saved plan never runs under a
-    # weaker one, whatever policy the plan file carries (``engine/policy.py``).
+    # weaker one, whatever policy the plan file carries (``engine/planning/policy.py``).
     policy: Policy | None = None
     # Set by ``state migrate`` on the copy it left behind: where the records went, and when.
     moved_to: Mapping[str, str] | None = None

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from reconciler import codec
 from reconciler.access.words import drift_sentence
 from reconciler.core.changes import Change, FieldChange, value_text
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 
 Category = Literal[
     "missing", "extra", "changed", "needs_replacement", "records", "unmanaged", "unobservable"

@@ -27,7 +27,6 @@ from typing import Any
 
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import DriftReported, DriftSeen, reduce
-from reconciler.engine import ledger
 from reconciler.engine.drift import (
     DRIFT_CATEGORIES,
     Category,
@@ -36,6 +35,7 @@ from reconciler.engine.drift import (
     SinceLast,
     drift_report,
 )
+from reconciler.engine.records import ledger
 from reconciler.engine.workflow import LoadedManifest, OpenSite, make_plan
 from reconciler.identity import KEYS, name_key
 from reconciler.state.backend import LockHeld

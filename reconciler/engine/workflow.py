@@ -16,24 +16,24 @@ from typing import TYPE_CHECKING
 import structlog
 
 from reconciler.core.planning import PlanOptions
-from reconciler.engine import ledger
-from reconciler.engine.applying import (
+from reconciler.engine.apply.applying import (
     ApplyResult,
     AutoApprove,
     Review,
     apply_manifest,
     apply_saved,
 )
+from reconciler.engine.apply.pending import settle
 from reconciler.engine.drift import DriftReport, drift_report
-from reconciler.engine.identities import UnknownUsers
-from reconciler.engine.live import LiveReader
-from reconciler.engine.observe import LoadedManifest, OpenSite, observe, plan_from
-from reconciler.engine.pending import settle
-from reconciler.engine.plan import Plan
-from reconciler.engine.plan_file import PlanFile, seal
-from reconciler.engine.plan_key import PlanSecret, sealing_key
-from reconciler.engine.record_jobs import adopt, forget, move
-from reconciler.engine.saved import trusted_plan
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.planning.plan_file import PlanFile, seal
+from reconciler.engine.planning.plan_key import PlanSecret, sealing_key
+from reconciler.engine.planning.saved import trusted_plan
+from reconciler.engine.read.identities import UnknownUsers
+from reconciler.engine.read.live import LiveReader
+from reconciler.engine.read.observe import LoadedManifest, OpenSite, observe, plan_from
+from reconciler.engine.records import ledger
+from reconciler.engine.records.jobs import adopt, forget, move
 from reconciler.state.backend import RecordStore
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.api.client import ClientStats
-from reconciler.engine.executor import ApplyReport, Outcome
-from reconciler.engine.plan import Plan
+from reconciler.engine.apply.executor import ApplyReport, Outcome
+from reconciler.engine.planning.plan import Plan
 from reconciler.findings import plural
 from reconciler.render.escape import visible
 from reconciler.render.formats import Format, Formats

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 
 
 def render_json(plan: Plan) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reconciler.core.changes import NOTHING, Change, FieldChange, value_text
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.findings import plural
 
 SYMBOLS = {

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.render.access_plan import access_lines
 from reconciler.render.escape import code_fence, visible
 from reconciler.render.lines import (

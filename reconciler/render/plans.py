@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.json import render_json
 from reconciler.render.markdown import render_markdown

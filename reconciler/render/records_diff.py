@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler import codec
-from reconciler.engine.records_diff import RecordChange
+from reconciler.engine.records.diff import RecordChange
 from reconciler.render.escape import visible
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.templating import render_markdown

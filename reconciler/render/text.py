@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from reconciler.engine.plan import Plan
+from reconciler.engine.planning.plan import Plan
 from reconciler.render.access_plan import access_section
 from reconciler.render.escape import visible
 from reconciler.render.lines import (

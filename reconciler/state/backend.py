@@ -298,7 +298,7 @@ class RecordStore(ABC):
     def journal_append_many(self, lease: Lease, entries: list[dict[str, Any]]) -> None:
         """Append ``entries`` in order, all durable before returning, as one write where the
         backend can (one ``fsync``, one transaction): an apply's concurrent writes journal
-        together (``engine.journal.Journal.append``). Fenced like ``save``."""
+        together (``engine.apply.journal.Journal.append``). Fenced like ``save``."""
         for entry in entries:
             self.journal_append(lease, entry)
 

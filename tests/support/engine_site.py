@@ -22,10 +22,11 @@ from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Records
-from reconciler.engine import ledger, workflow
-from reconciler.engine.executor import ApplyReport, Executor
-from reconciler.engine.plan import Plan
-from reconciler.engine.safety import RunCheck
+from reconciler.engine import workflow
+from reconciler.engine.apply.executor import ApplyReport, Executor
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.planning.safety import RunCheck
+from reconciler.engine.records import ledger
 from reconciler.engine.workflow import AutoApprove, LoadedManifest, OpenSite
 from reconciler.model import DesiredSite
 from reconciler.sandbox.app import SandboxApp, create_app

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.core.records import RecordedGroup, RecordedWorkspace, Records
-from reconciler.engine import records_document
+from reconciler.engine.records import document as records_document
 from reconciler.model import (
     DesiredGroup,
     DesiredSite,

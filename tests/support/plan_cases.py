@@ -8,9 +8,9 @@ from typing import Any
 
 from reconciler.core.planning import PlanOptions
 from reconciler.core.users import UserDirectory, resolve_references
-from reconciler.engine.diff import compare
-from reconciler.engine.plan import Plan, PlanContext
-from reconciler.engine.planner import build_plan
+from reconciler.engine.planning.diff import compare
+from reconciler.engine.planning.plan import Plan, PlanContext
+from reconciler.engine.planning.planner import build_plan
 from tests.support.models import desired_site, live_site, site_state
 
 CASES = sorted((Path(__file__).parents[1] / "cases" / "diff").glob("*.yaml"))

@@ -1,5 +1,5 @@
 """Compare the declared user groups with the site's and the records: part of
-``engine.diff.compare``.
+``engine.planning.diff.compare``.
 
 The site cannot report a group's members, and lists groups only on some sites
 (``live.groups_listed``): members are compared with what the tool recorded applying, a group

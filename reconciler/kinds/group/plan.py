@@ -20,6 +20,7 @@ from reconciler.core.planning import (
     PlanInputs,
     Planned,
     gone_note,
+    joined,
     kept_by_policy,
     members_field,
     one_call_per_user,
@@ -46,44 +47,43 @@ MEMBERS_UNKNOWN = (
 
 def plan(diffs: Iterable[GroupDiff], inputs: PlanInputs) -> Planned:
     """What each declared group's difference becomes."""
-    planned = NOTHING_PLANNED
+    parts: list[Planned] = []
     joins: dict[UserKey, list[Place]] = defaultdict(list)
     leaves: dict[UserKey, list[Place]] = defaultdict(list)
     for diff in diffs:
         if diff.status == "missing":
-            planned += _created(diff, inputs)
+            parts.append(_created(diff, inputs))
         elif diff.status == "uncertain":
-            planned += Planned(warnings=(UNCERTAIN.format(name=diff.name),))
+            parts.append(Planned(warnings=(UNCERTAIN.format(name=diff.name),)))
         elif diff.status == "renamed":
-            planned += renamed("group", diff.name, diff.id, diff.live_name)
+            parts.append(renamed("group", diff.name, diff.id, diff.live_name))
         elif diff.status == "present" and diff.id is not None:
             for user in diff.members_to_add:
                 joins[user].append(Place(diff.id, diff.name))
             for user in diff.members_to_remove:
                 leaves[user].append(Place(diff.id, diff.name))
-            planned += _updated(diff, inputs)
+            parts.append(_updated(diff, inputs))
     calls = one_call_per_user(GroupJoin, joins, inputs.directory)
     calls += one_call_per_user(GroupLeave, leaves, inputs.directory)
-    return planned + Planned(actions=calls)
+    return joined([*parts, Planned(actions=calls)])
 
 
 def retire(diffs: Iterable[GroupDiff], inputs: PlanInputs) -> Planned:
     """Managed groups that left the manifest: deleted when the policy allows, else kept; the
     records of those gone from the site too are forgotten."""
-    planned = NOTHING_PLANNED
+    parts: list[Planned] = []
     for diff in diffs:
         if diff.status == "extra" and diff.id is not None:
             kept = kept_by_policy("group", diff.name, inputs.policy)
             if kept is not None:
-                planned += Planned(kept=(kept,))
+                parts.append(Planned(kept=(kept,)))
                 continue
             delete = Change("group", diff.name, "delete", id=diff.id, site_name=_spelling(diff))
-            planned += Planned(
-                actions=(GroupDelete(group_id=diff.id, name=diff.name),), changes=(delete,)
-            )
+            action = GroupDelete(group_id=diff.id, name=diff.name)
+            parts.append(Planned(actions=(action,), changes=(delete,)))
         elif diff.status == "vanished":
-            planned += vanished("group", diff.name, diff.gone_id, inputs.live)
-    return planned
+            parts.append(vanished("group", diff.name, diff.gone_id, inputs.live))
+    return joined(parts)
 
 
 def _created(diff: GroupDiff, inputs: PlanInputs) -> Planned:

@@ -1,5 +1,5 @@
 """Compare the declared site users with the site's and the records: part of
-``engine.diff.compare``.
+``engine.planning.diff.compare``.
 
 A declared user is ``missing`` or ``present`` (with the fields the site shows otherwise,
 ``kinds.user.differences``: drift no API method can change); a managed user is ``extra``

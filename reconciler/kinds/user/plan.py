@@ -9,12 +9,12 @@ from collections.abc import Iterable, Iterator
 from reconciler.core.changes import Change, created
 from reconciler.core.guards import protecting_user
 from reconciler.core.planning import (
-    NOTHING_PLANNED,
     Kept,
     PlanInputs,
     Planned,
     differing,
     gone_note,
+    joined,
     renamed,
     vanished,
 )
@@ -31,7 +31,7 @@ DIFFERS_HINT = (
 
 def plan(diffs: Iterable[UserDiff], inputs: PlanInputs) -> Planned:
     """What each declared user's difference becomes."""
-    return sum(_planned(diffs), NOTHING_PLANNED)
+    return joined(_planned(diffs))
 
 
 def _planned(diffs: Iterable[UserDiff]) -> Iterator[Planned]:
@@ -62,13 +62,13 @@ def _planned(diffs: Iterable[UserDiff]) -> Iterator[Planned]:
 def retire(diffs: Iterable[UserDiff], inputs: PlanInputs) -> Planned:
     """Managed users who left ``users:``: deleted only with ``policy.prune_users``; the
     records of those gone from the site too are forgotten."""
-    planned = NOTHING_PLANNED
+    parts: list[Planned] = []
     for diff in diffs:
         if diff.status == "extra" and diff.live is not None:
-            planned += _retired(diff.username, diff.live, inputs.policy)
+            parts.append(_retired(diff.username, diff.live, inputs.policy))
         elif diff.status == "vanished":
-            planned += vanished("user", diff.username, diff.gone_id, inputs.live)
-    return planned
+            parts.append(vanished("user", diff.username, diff.gone_id, inputs.live))
+    return joined(parts)
 
 
 def _retired(username: str, live: LiveUser, policy: Policy) -> Planned:

@@ -84,7 +84,7 @@ PLAIN = tuple(name for name in SETTINGS if name not in OVERRIDES)
 COMPARED = (*OVERRIDES, *PLAIN)
 """The order settings are compared and reported in: the overrides the site shows first."""
 SETTINGS_OF_FORMAT_2 = ("root_access", "permissions", "notifications")
-"""The settings records of formats 1 and 2 held (``engine/records_formats.py`` reads them):
+"""The settings records of formats 1 and 2 held (``engine/records/formats.py`` reads them):
 fixed, as those formats are; a setting added since was never in them."""
 
 

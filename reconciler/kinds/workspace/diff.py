@@ -1,5 +1,5 @@
 """Compare the declared workspaces with the site's and the records: part of
-``engine.diff.compare``.
+``engine.planning.diff.compare``.
 
 A declared workspace is ``missing`` (``gone_id``: it was on the site, under that recorded ID)
 or ``present``, with the users who join and leave and the settings that differ

@@ -20,6 +20,7 @@ from reconciler.core.planning import (
     Planned,
     differing,
     gone_note,
+    joined,
     kept_by_policy,
     members_field,
     one_call_per_user,
@@ -49,7 +50,7 @@ _Creation = tuple[WorkspaceSpec, tuple[UserKey, ...]]
 
 def plan(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
     """What each declared workspace's difference becomes."""
-    planned = NOTHING_PLANNED
+    parts: list[Planned] = []
     creations: dict[_Creation, list[str]] = defaultdict(list)
     joins: dict[UserKey, list[Place]] = defaultdict(list)
     leaves: dict[UserKey, list[Place]] = defaultdict(list)
@@ -59,20 +60,20 @@ def plan(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
             fields = _created(diff.desired, inputs.directory, diff.desired_users)
             note = gone_note(diff.gone_id)
             change = Change("workspace", diff.name, "create", fields=fields, note=note)
-            planned += Planned(changes=(change,))
+            parts.append(Planned(changes=(change,)))
         elif diff.status == "renamed" and diff.live is not None:
-            planned += renamed("workspace", diff.name, diff.live.id, diff.live.name)
+            parts.append(renamed("workspace", diff.name, diff.live.id, diff.live.name))
         elif diff.status == "present" and diff.live is not None:
             if diff.replacement:
                 replaced = _replacement(diff, inputs)
-                planned += replaced
+                parts.append(replaced)
                 if replaced.actions:
                     continue  # re-created with the wanted members
             for user in diff.users_to_add:
                 joins[user].append(Place(diff.live.id, diff.name))
             for user in diff.users_to_remove:
                 leaves[user].append(Place(diff.live.id, diff.name))
-            planned += _updated(diff, inputs)
+            parts.append(_updated(diff, inputs))
     adds = tuple(
         _workspace_add(key, names[start : start + MAX_NAMES_PER_WORKSPACE_ADD])
         for key, names in creations.items()
@@ -80,18 +81,18 @@ def plan(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
     )
     calls = one_call_per_user(WorkspaceJoin, joins, inputs.directory)
     calls += one_call_per_user(WorkspaceLeave, leaves, inputs.directory)
-    return planned + Planned(actions=adds + calls)
+    return joined([*parts, Planned(actions=adds + calls)])
 
 
 def retire(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
     """Managed workspaces that left the manifest: deleted when the policy allows, else kept;
     the records of those gone from the site too are forgotten."""
-    planned = NOTHING_PLANNED
+    parts: list[Planned] = []
     for diff in diffs:
         if diff.status == "extra" and diff.live is not None:
             kept = kept_by_policy("workspace", diff.name, inputs.policy)
             if kept is not None:
-                planned += Planned(kept=(kept,))
+                parts.append(Planned(kept=(kept,)))
                 continue
             delete = Change(
                 "workspace",
@@ -102,10 +103,10 @@ def retire(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
                 site_name=site_spelling(diff.name, diff.live.name),
             )
             action = WorkspaceDelete(workspace_id=diff.live.id, name=diff.name)
-            planned += Planned(actions=(action,), changes=(delete,))
+            parts.append(Planned(actions=(action,), changes=(delete,)))
         elif diff.status == "vanished":
-            planned += vanished("workspace", diff.name, diff.gone_id, inputs.live)
-    return planned
+            parts.append(vanished("workspace", diff.name, diff.gone_id, inputs.live))
+    return joined(parts)
 
 
 def _updated(diff: WorkspaceDiff, inputs: PlanInputs) -> Planned:

@@ -8,10 +8,10 @@ from typing import Literal
 from reconciler.core.kind import Adoption
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Forgotten, Records, reduce
-from reconciler.engine import ledger
-from reconciler.engine.bookkeeping import declared_events
-from reconciler.engine.observe import LoadedManifest, OpenSite, observe
-from reconciler.engine.record_changes import RecordMoved
+from reconciler.engine.apply.bookkeeping import declared_events
+from reconciler.engine.read.observe import LoadedManifest, OpenSite, observe
+from reconciler.engine.records import ledger
+from reconciler.engine.records.changes import RecordMoved
 from reconciler.errors import ReconcilerError
 from reconciler.identity import lookup
 from reconciler.kinds import registry

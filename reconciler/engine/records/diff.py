@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reconciler.engine import records_document
+from reconciler.engine.records import document as records_document
 
 Change = Literal["added", "removed", "changed"]
 

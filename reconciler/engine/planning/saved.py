@@ -14,12 +14,12 @@ import shlex
 
 from reconciler.core.access import plan_access
 from reconciler.core.records import Records
-from reconciler.engine.facts import describe_changes, refreshed
-from reconciler.engine.observe import Observation
-from reconciler.engine.plan import Plan
-from reconciler.engine.plan_file import PlanFile, unseal
-from reconciler.engine.plan_key import PlanSecret, sealing_key
-from reconciler.engine.safety import declared_objects, guard_problems
+from reconciler.engine.planning.facts import describe_changes, refreshed
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.planning.plan_file import PlanFile, unseal
+from reconciler.engine.planning.plan_key import PlanSecret, sealing_key
+from reconciler.engine.planning.safety import declared_objects, guard_problems
+from reconciler.engine.read.observe import Observation
 from reconciler.errors import RefusedForSafety
 from reconciler.model import DesiredSite
 from reconciler.state.backend import RecordStore

@@ -5,7 +5,7 @@ A read needs two things of the manifest, and only these: the names under which t
 list a declared workspace (its own and those it had before, ``previously:``: the API cannot
 rename, so the site may still use an old one), and the user references the declared objects
 make (to verify them against the users the read returns, and to look up the others). The
-read (``engine/site_read.py``) works from a ``Wanted`` and never from the manifest itself,
+read (``engine/read/site_read.py``) works from a ``Wanted`` and never from the manifest itself,
 so the manifest goes from ``select`` to ``settle identities`` without a detour.
 """
 

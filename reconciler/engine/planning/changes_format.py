@@ -11,7 +11,7 @@ its checksum:
 
 ``_Written`` is that shape as a type, so that the codec writes it and reads it as strictly as
 every document; ``write_change`` and ``read_change`` go between the two (the plan's
-document, ``engine/plan.py``, writes and reads its changes with them).
+document, ``engine/planning/plan.py``, writes and reads its changes with them).
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from typing import Any
 from reconciler import codec
 from reconciler.core.records import Records, UnreadableWrite
 from reconciler.core.users import references
-from reconciler.engine.pending import pending_writes
-from reconciler.engine.selection import Selection
+from reconciler.engine.apply.pending import pending_writes
+from reconciler.engine.read.selection import Selection
 from reconciler.identity import same_name, username_key
 from reconciler.model import (
     DesiredGroup,
@@ -88,7 +88,7 @@ class Scope:
     new_references: frozenset[str]  # reference texts never resolved before
     total: int  # objects declared or managed: what a full plan would consider
     last_full_read: str | None
-    selection: Selection | None = None  # --target/--exclude (engine/targets.py)
+    selection: Selection | None = None  # --target/--exclude (engine/read/targets.py)
     left_out: tuple[Key, ...] = ()  # what the selection left out
     changed_only: bool = True  # False: a targeted plan of everything selected
 
@@ -106,6 +106,24 @@ class Scope:
     @property
     def size(self) -> int:
         return len(self.workspaces) + len(self.groups) + len(self.users)
+
+    def site_of(self, desired: DesiredSite) -> DesiredSite:
+        """The manifest restricted to the touched set (policy and files unchanged)."""
+        return replace(
+            desired,
+            workspaces=tuple(ws for ws in desired.workspaces if ws.name in self.workspaces),
+            groups=tuple(g for g in desired.groups if g.name in self.groups),
+            users=tuple(u for u in desired.users if u.username in self.users),
+        )
+
+    def records_of(self, records: Records) -> Records:
+        """The records of the touched objects only: nothing else can be deleted or changed."""
+        return replace(
+            records,
+            workspaces={n: r for n, r in records.workspaces.items() if n in self.workspaces},
+            groups={n: r for n, r in records.groups.items() if n in self.groups},
+            users={n: r for n, r in records.users.items() if n in self.users},
+        )
 
     def within(self) -> Scope:
         """This scope without what its selection leaves out: widening (hand edits, moved
@@ -244,23 +262,3 @@ def widened(scope: Scope, live: LiveSite, records: Records) -> Scope:
     )
     workspaces = scope.workspaces | frozenset(moved)
     return replace(scope, workspaces=workspaces, groups=scope.groups | frozenset(gone))
-
-
-def scoped_site(desired: DesiredSite, scope: Scope) -> DesiredSite:
-    """The manifest restricted to the touched set (policy and files unchanged)."""
-    return replace(
-        desired,
-        workspaces=tuple(ws for ws in desired.workspaces if ws.name in scope.workspaces),
-        groups=tuple(g for g in desired.groups if g.name in scope.groups),
-        users=tuple(u for u in desired.users if u.username in scope.users),
-    )
-
-
-def scoped_records(records: Records, scope: Scope) -> Records:
-    """The records of the touched objects only: nothing else can be deleted or changed."""
-    return replace(
-        records,
-        workspaces={n: r for n, r in records.workspaces.items() if n in scope.workspaces},
-        groups={n: r for n, r in records.groups.items() if n in scope.groups},
-        users={n: r for n, r in records.users.items() if n in scope.users},
-    )

@@ -30,9 +30,9 @@ from typing import Any
 from reconciler.core.planning import RecordChange
 from reconciler.core.records import Event, Records, reduce
 from reconciler.core.users import Resolution, UserDirectory, resolve_references
-from reconciler.engine.pending import settled_read
-from reconciler.engine.record_changes import Kind, Move, RecordMoved, members_dropped, moved
-from reconciler.engine.scope import Scope, scoped_records, scoped_site
+from reconciler.engine.apply.pending import settled_read
+from reconciler.engine.read.scope import Scope
+from reconciler.engine.records.changes import Kind, Move, RecordMoved, members_dropped, moved
 from reconciler.errors import ManifestError
 from reconciler.identity import NameSet, NameTable, same_name, username_key
 from reconciler.model import DesiredSite, LiveSite
@@ -73,7 +73,7 @@ def settle(
     """Settle the names of ``desired`` (all of it, or what ``scope`` covers) against ``live``
     and the records; raises ``UnknownUsers`` for a reference to no user or to two."""
     alive, settled, learnt = settled_read(records, live)
-    compared = desired if scope is None else scoped_site(desired, scope)
+    compared = desired if scope is None else scope.site_of(desired)
     moves = [m for m in record_moves(desired, settled, live) if _covers(scope, m)]
     settled = reduce(settled, moved_events(moves))
     directory = UserDirectory.of(live.users)
@@ -85,7 +85,7 @@ def settle(
     return Identities(
         compared,
         settled,
-        settled if scope is None else scoped_records(settled, scope),
+        settled if scope is None else scope.records_of(settled),
         directory,
         resolution,
         tuple(learnt),

@@ -10,7 +10,7 @@ are those the manifest declares and those the records manage (so a managed objec
 the manifest can be targeted for its removal); an object the tool never managed is
 never planned, targeted or not.
 
-The selection becomes a ``Scope`` (``engine/scope.py``), so a targeted plan reads, resolves
+The selection becomes a ``Scope`` (``engine/read/scope.py``), so a targeted plan reads, resolves
 and compares exactly like a change-scoped one: the touched objects are read fresh and every
 user reference is resolved against the site, never from the records' memory. Nothing
 outside the selection is compared, so nothing outside it -- prune included -- is acted on.
@@ -24,8 +24,8 @@ from dataclasses import replace
 
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Records
-from reconciler.engine.scope import FULL_PLAN_NOTICE, Scope, key, touched
-from reconciler.engine.selection import (
+from reconciler.engine.read.scope import FULL_PLAN_NOTICE, Scope, key, touched
+from reconciler.engine.read.selection import (
     AmbiguousTarget,
     NothingTargeted,
     Selection,

@@ -1,8 +1,8 @@
 """The plan's third step, *read*: the live site a plan compares with, from what the names
-step said to look for (``engine/wanted.py``), never from the manifest itself.
+step said to look for (``engine/read/wanted.py``), never from the manifest itself.
 
 A full read takes every workspace, the users and the groups. A scoped one (``--changed``,
-``--target``: ``engine/scope.py``) reads the touched set, widens it by what the site shows
+``--target``: ``engine/read/scope.py``) reads the touched set, widens it by what the site shows
 changed behind the tool's back (managed workspaces and groups deleted or renamed by hand, a
 reference that now means another user), reads what the widening added, and resolves every
 reference fresh from the site, as a full plan would: never from what the records remember
@@ -15,9 +15,9 @@ from dataclasses import replace
 
 from reconciler.core.records import Records
 from reconciler.core.users import UserDirectory
-from reconciler.engine.live import LiveReader
-from reconciler.engine.scope import Scope, widened
-from reconciler.engine.wanted import Wanted
+from reconciler.engine.read.live import LiveReader
+from reconciler.engine.read.scope import Scope, widened
+from reconciler.engine.read.wanted import Wanted
 from reconciler.identity import NameSet
 from reconciler.model import LiveSite, LiveUser
 

@@ -27,7 +27,7 @@ from reconciler.core.changes import ObjectKind
 from reconciler.core.kind import Diff
 from reconciler.core.records import Records
 from reconciler.core.users import Resolution
-from reconciler.engine.plan import Unmanaged
+from reconciler.engine.planning.plan import Unmanaged
 from reconciler.identity import NameSet
 from reconciler.kinds import registry
 from reconciler.model import DesiredSite, LiveSite

@@ -122,7 +122,7 @@ class LiveReader:
         who_am_i: bool = False,
         memberships_of: Collection[int] = (),
     ) -> LiveSite:
-        """The part of the site a change-scoped plan needs (``engine/scope.py``).
+        """The part of the site a change-scoped plan needs (``engine/read/scope.py``).
 
         ``workspace_list`` always (every workspace's existence, ID and name), the details of
         ``detail_names`` only, ``users_location_access /`` only with ``locations``; the users

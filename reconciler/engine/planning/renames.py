@@ -2,7 +2,7 @@
 
 The site's API cannot rename a workspace, a group or a user: renaming one in the manifest
 reads as "delete Old, create New", and a workspace's files would be destroyed. Settling
-identities (``engine/identities.py``) moves the records to the new name whenever it can, so
+identities (``engine/read/identities.py``) moves the records to the new name whenever it can, so
 nothing is deleted or created. What is left for the guard step:
 
 * a plan that would still delete an old name and create a new one that says ``previously``
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from reconciler.core.changes import Change
-from reconciler.engine.diff import Comparison
+from reconciler.engine.planning.diff import Comparison
 from reconciler.kinds import registry
 
 

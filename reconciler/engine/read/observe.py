@@ -4,7 +4,7 @@
 each entered once:
 
 1. **select** (``targets.select``): everything, the objects ``--target``/``--exclude``
-   select, or what changed since the last apply (``--changed``, ``engine/scope.py``);
+   select, or what changed since the last apply (``--changed``, ``engine/read/scope.py``);
 2. **resolve names** (``wanted.Wanted``): the names a read must look for -- each workspace's
    own and those it had before -- and the user references to verify;
 3. **read** (``site_read.read_site``): the site, whole or the scope, widened by what the site
@@ -28,17 +28,17 @@ from reconciler.api.client import SiteClient
 from reconciler.core.planning import PlanOptions, RecordChange
 from reconciler.core.records import Records
 from reconciler.core.users import Resolution, UserDirectory
-from reconciler.engine.diff import Comparison, compare
-from reconciler.engine.identities import settle
-from reconciler.engine.live import LiveReader, Progress
-from reconciler.engine.pending import wait_for_landing
-from reconciler.engine.plan import Plan, PlanContext
-from reconciler.engine.plan_key import PlanSecret
-from reconciler.engine.planner import build_plan
-from reconciler.engine.scope import Scope
-from reconciler.engine.site_read import read_site
-from reconciler.engine.targets import select
-from reconciler.engine.wanted import Wanted
+from reconciler.engine.apply.pending import wait_for_landing
+from reconciler.engine.planning.diff import Comparison, compare
+from reconciler.engine.planning.plan import Plan, PlanContext
+from reconciler.engine.planning.plan_key import PlanSecret
+from reconciler.engine.planning.planner import build_plan
+from reconciler.engine.read.identities import settle
+from reconciler.engine.read.live import LiveReader, Progress
+from reconciler.engine.read.scope import Scope
+from reconciler.engine.read.site_read import read_site
+from reconciler.engine.read.targets import select
+from reconciler.engine.read.wanted import Wanted
 from reconciler.model import DesiredSite, LiveSite
 from reconciler.state.backend import Holder, RecordStore
 

@@ -18,13 +18,13 @@ from typing import Any
 from reconciler import codec
 from reconciler.core.actions import MalformedAction
 from reconciler.core.records import MAX_APPLIED_PLANS, PendingWrite, Records, UnreadableWrite
-from reconciler.engine.records_formats import upgraded
+from reconciler.engine.records.formats import upgraded
 from reconciler.errors import StateError
 from reconciler.kinds.registry import action_from_data
 
 RECORDS_FORMAT = 3
 """Format 3 is the model as the codec writes it; formats 1 and 2 are read and upgraded
-(``engine/records_formats.py``)."""
+(``engine/records/formats.py``)."""
 
 
 def to_data(records: Records) -> dict[str, Any]:

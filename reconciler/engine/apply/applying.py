@@ -14,17 +14,17 @@ from typing import Protocol
 
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Event, PlanApplied, PlanProgress, PolicyApplied, Records, reduce
-from reconciler.engine import ledger
-from reconciler.engine.bookkeeping import declared_events, reconciled_event
-from reconciler.engine.executor import ApplyReport, Executor, Outcome
-from reconciler.engine.manifest_snapshot import desired_from_data
-from reconciler.engine.observe import LoadedManifest, Observation, OpenSite, observe, plan_from
-from reconciler.engine.plan import Plan
-from reconciler.engine.plan_file import PlanFile
-from reconciler.engine.policy import strictest
-from reconciler.engine.record_changes import record_events
-from reconciler.engine.safety import RunCheck
-from reconciler.engine.saved import refuse_applied_again, still_needed, trusted_plan
+from reconciler.engine.apply.bookkeeping import declared_events, reconciled_event
+from reconciler.engine.apply.executor import ApplyReport, Executor, Outcome
+from reconciler.engine.planning.manifest_snapshot import desired_from_data
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.planning.plan_file import PlanFile
+from reconciler.engine.planning.policy import strictest
+from reconciler.engine.planning.safety import RunCheck
+from reconciler.engine.planning.saved import refuse_applied_again, still_needed, trusted_plan
+from reconciler.engine.read.observe import LoadedManifest, Observation, OpenSite, observe, plan_from
+from reconciler.engine.records import ledger
+from reconciler.engine.records.changes import record_events
 from reconciler.errors import RefusedForSafety, StateError
 from reconciler.model import DesiredSite, Policy
 from reconciler.state.backend import LockLost

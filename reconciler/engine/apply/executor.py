@@ -31,8 +31,8 @@ from reconciler.api.client import SiteClient
 from reconciler.api.errors import NotFound, OutcomeUnknown, SiteError
 from reconciler.core.actions import PHASES, Done, KnownIds, Pending, Result, Unbound, WriteAction
 from reconciler.core.records import Event, Records, reduce
-from reconciler.engine.journal import Entry, Journal
-from reconciler.engine.safety import RunCheck
+from reconciler.engine.apply.journal import Entry, Journal
+from reconciler.engine.planning.safety import RunCheck
 from reconciler.errors import StateError
 from reconciler.model import live_user
 from reconciler.state.backend import LockLost

@@ -26,8 +26,8 @@ from reconciler.core.actions import WriteAction
 from reconciler.core.guards import protecting, protecting_user
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import RecordedGroup, RecordedWorkspace, Records
-from reconciler.engine.manifest_snapshot import desired_from_data
-from reconciler.engine.plan import PlanContext
+from reconciler.engine.planning.manifest_snapshot import desired_from_data
+from reconciler.engine.planning.plan import PlanContext
 from reconciler.identity import NameSet, NameTable, name_key, same_name
 from reconciler.model import DesiredSite, LiveUser, Policy
 

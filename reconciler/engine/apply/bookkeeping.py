@@ -21,10 +21,10 @@ from reconciler.core.records import (
     UserReferenceRenamed,
     reduce,
 )
-from reconciler.engine.executor import ApplyReport
-from reconciler.engine.observe import Observation
-from reconciler.engine.plan import Plan
-from reconciler.engine.scope import declared_digests, digest_of, key
+from reconciler.engine.apply.executor import ApplyReport
+from reconciler.engine.planning.plan import Plan
+from reconciler.engine.read.observe import Observation
+from reconciler.engine.read.scope import declared_digests, digest_of, key
 from reconciler.identity import username_key
 from reconciler.model import DesiredSite
 

@@ -26,8 +26,8 @@ from reconciler.access.model import AccessChange
 from reconciler.core.actions import WriteAction
 from reconciler.core.changes import Change, ObjectKind
 from reconciler.core.planning import Kept, PlanOptions, RecordChange
-from reconciler.engine.changes_format import read_change, write_change
-from reconciler.engine.manifest_snapshot import desired_to_data
+from reconciler.engine.planning.changes_format import read_change, write_change
+from reconciler.engine.planning.manifest_snapshot import desired_to_data
 from reconciler.errors import RefusedForSafety
 from reconciler.kinds.change import Basis as Basis  # how a fact was learnt
 from reconciler.kinds.registry import action_from_data
@@ -162,8 +162,9 @@ class Plan:
 
 
 ManifestSnapshot = NewType("ManifestSnapshot", Mapping[str, Any])
-"""The manifest as a saved plan carries it (``engine/manifest_snapshot.py``): stored as it is,
-not walked value by value (a large manifest's is over a megabyte), read back by that module."""
+"""The manifest as a saved plan carries it (``engine/planning/manifest_snapshot.py``): stored
+as it is, not walked value by value (a large manifest's is over a megabyte), read back by that
+module."""
 
 
 def _snapshot_read(data: Any) -> ManifestSnapshot:

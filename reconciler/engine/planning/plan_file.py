@@ -23,7 +23,7 @@ from typing import Any
 
 from reconciler import bounded_json
 from reconciler.core.actions import MalformedAction
-from reconciler.engine.plan import PLAN_FORMAT, PLAN_FORMAT_VERSION, Plan, canonical
+from reconciler.engine.planning.plan import PLAN_FORMAT, PLAN_FORMAT_VERSION, Plan, canonical
 from reconciler.errors import ReconcilerError, RefusedForSafety
 
 SAVE_HINT = "Make the plan again with `reconciler plan MANIFEST -o PLAN.json`, and do not edit it."

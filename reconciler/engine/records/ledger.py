@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from reconciler.core.records import Records, reduce
-from reconciler.engine import records_document
-from reconciler.engine.journal import Journal, recover
+from reconciler.engine.apply.journal import Journal, recover
+from reconciler.engine.records import document as records_document
 from reconciler.state.backend import Holder, Lease, RecordStore, SaveInfo
 from reconciler.state.leases import say
 

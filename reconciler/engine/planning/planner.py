@@ -15,18 +15,14 @@ from dataclasses import replace
 from reconciler.core.access import plan_access
 from reconciler.core.actions import PHASES, AfterApply, WriteAction
 from reconciler.core.kind import Diff
-from reconciler.core.planning import NOTHING_PLANNED, PlanInputs, Planned, PlanOptions, RecordChange
+from reconciler.core.planning import PlanInputs, Planned, PlanOptions, RecordChange, joined
 from reconciler.core.records import Records
 from reconciler.core.users import UserDirectory
-from reconciler.engine.diff import Comparison
-from reconciler.engine.facts import fingerprints
-from reconciler.engine.plan import Plan, PlanContext
-from reconciler.engine.renames import lookalike_warnings, rename_problems
-from reconciler.engine.safety import (
-    guard_problems,
-    manifest_objects,
-    vanished_files,
-)
+from reconciler.engine.planning.diff import Comparison
+from reconciler.engine.planning.facts import fingerprints
+from reconciler.engine.planning.plan import Plan, PlanContext
+from reconciler.engine.planning.renames import lookalike_warnings, rename_problems
+from reconciler.engine.planning.safety import guard_problems, manifest_objects, vanished_files
 from reconciler.kinds import registry
 from reconciler.model import LiveSite, Policy
 
@@ -67,11 +63,13 @@ def plan_kinds(comparison: Comparison, inputs: PlanInputs) -> Planned:
     kind's retirements in the reverse order: deletions come last, workspaces before groups
     before users, as an apply runs them. Each write that names a user this apply creates
     waits for that user's creation."""
-    planned = NOTHING_PLANNED
-    for kind in registry.KINDS:
-        planned += kind.plan(comparison.of(kind.name), inputs)
-    for kind in reversed(registry.KINDS):
-        planned += kind.retire(comparison.of(kind.name), inputs)
+    kinds = registry.KINDS
+    planned = joined(
+        [
+            *(kind.plan(comparison.of(kind.name), inputs) for kind in kinds),
+            *(kind.retire(comparison.of(kind.name), inputs) for kind in reversed(kinds)),
+        ]
+    )
     return replace(planned, actions=_after_created_users(planned.actions))
 
 

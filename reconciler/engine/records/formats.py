@@ -1,5 +1,5 @@
 """Records of formats 1 and 2, read in format 3's shape: the stored records of an older
-version of the tool stay readable (``engine/records_document.py`` reads format 3 by the
+version of the tool stay readable (``engine/records/document.py`` reads format 3 by the
 codec). What changed is each kind's to say (``Kind.upgrade``): a workspace's settings (each
 its own ``{"value": ...}`` when known in format 3; under ``settings`` in format 2; one flag for
 all three in format 1), a group's members known (format 1: only if the tool created it).
