@@ -34,6 +34,7 @@ from reconciler.kinds.group.steps import delete_groups, plan_groups
 from reconciler.kinds.user.steps import plan_users
 from reconciler.kinds.workspace.steps import delete_workspaces, plan_workspaces
 from reconciler.model import LiveSite, Policy
+from reconciler.ownership.owners import creation_refusals, with_owners
 
 
 def _unobservable_facts(diffs: Iterable[WorkspaceDiff], shown: int = 10) -> list[str]:
@@ -113,7 +114,7 @@ def build_plan(
         context=context,
         options=options,
         actions=tuple(actions),
-        changes=tuple(steps.changes),
+        changes=with_owners(steps.changes, context.desired_site, records),
         kept=tuple(steps.kept),
         unmanaged=comparison.unmanaged,
         unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.workspaces)),
@@ -137,7 +138,8 @@ def build_plan(
                 declared=declared,
             )
         )
-        + tuple(renaming),
+        + tuple(renaming)
+        + tuple(creation_refusals(steps.changes, context.desired_site)),
         expects=fingerprints(
             live,
             records,
