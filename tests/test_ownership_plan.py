@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from reconciler.errors import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
+from reconciler.manifest import load_manifest
+from reconciler.ownership.owners import owners_of_workspace
 from tests.support.loopback import REPO, LoopbackSite
 
 EXAMPLE = REPO / "examples" / "teams"
@@ -130,3 +132,29 @@ def test_a_team_file_that_oversteps_is_refused_at_its_place(site: LoopbackSite, 
         "to the team's workspaces",
     ]
     assert site.run("plan", "acme/").returncode == EXIT_ERROR  # the plan refuses it too
+
+
+def test_the_access_report_names_each_workspaces_owners(site: LoopbackSite, teams: Path) -> None:
+    assert site.run("apply", "acme/", "--auto-approve").returncode == EXIT_OK
+    report = site.run("access", "acme/", "--format", "json")
+    assert report.returncode == EXIT_OK, report.output
+    owners = {ws["name"]: ws.get("owners") for ws in json.loads(report.stdout)["workspaces"]}
+    assert owners["Finance"] == [FINANCE, IT]  # its users are the team's, its settings IT's
+    assert owners["Campaigns 2025"] == [*MARKETING, IT]
+    assert owners["Operations"] == [IT]
+    assert owners["Legacy Scans"] == [IT]  # not in the manifest: the central owners'
+    text = site.run("access", "acme/").stdout
+    assert f"notification override: none; owners: {FINANCE}, {IT}" in text
+
+    plain = json.loads(site.run("access", "--format", "json").stdout)  # no manifest given
+    assert all("owners" not in ws for ws in plain["workspaces"])
+
+
+def test_owners_of_workspace_is_one_answer_for_reviewers() -> None:
+    desired = load_manifest([EXAMPLE]).desired
+    assert desired is not None
+    assert owners_of_workspace(desired, "FINANCE") == (FINANCE, IT)  # as the site compares
+    assert owners_of_workspace(desired, "Operations") == (IT,)
+    assert owners_of_workspace(desired, "Nowhere") == (IT,)
+    without = load_manifest([REPO / "examples" / "site.yaml"]).desired
+    assert without is not None and owners_of_workspace(without, "Finance") == ()
