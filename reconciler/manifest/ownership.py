@@ -184,9 +184,9 @@ class _Judge:
         for entry in self._mine(manifest.users):
             yield from self._user(entry)
         for entry in self._mine(manifest.workspaces):
-            yield from self._declaration(entry, "workspace", {workspace.MEMBERS: workspace.MEMBERS})
+            yield from self._declaration(entry, "workspace")
         for entry in self._mine(manifest.groups):
-            yield from self._declaration(entry, "group", {group.MEMBERS: group.MEMBERS})
+            yield from self._declaration(entry, "group")
         for entry in self._mine(manifest.teams):
             yield from self._team(entry)
 
@@ -231,15 +231,17 @@ class _Judge:
             f"team's {kind}s",
         )
 
-    def _declaration(self, entry: Entry, kind: str, members: dict[str, str]) -> Iterator[Finding]:
+    def _declaration(self, entry: Entry, kind: str) -> Iterator[Finding]:
+        """A workspace's or group's name, and each key it sets: a field's own right (the
+        members' field of each kind is named as its right), ``create`` for ``previously``."""
         refused = self._name(entry, kind, kind)
         if refused is not None:
             yield refused
             return
         what = f"{kind} {entry.get('name', str)!r}"
         for key in entry.value:
-            right = members.get(key, CREATE if key == OLD_NAMES else key)
-            if key != "name" and not self.team.grant.may(right):
+            right = CREATE if key == OLD_NAMES else key
+            if key != "name" and entry.usable(key) and not self.team.grant.may(right):
                 yield self._may_not(entry, key, right, what)
 
     def _team(self, entry: Entry) -> Iterator[Finding]:
@@ -258,7 +260,7 @@ class _Judge:
         settings = entry.get("workspace", dict) or {}
         inner = Entry(entry.document, child(entry.path, "workspace"), settings)
         for key in settings:
-            if not self.team.grant.may(key):
+            if inner.usable(key) and not self.team.grant.may(key):
                 yield self._may_not(inner, key, key, what)
 
 
@@ -271,7 +273,7 @@ def _twice(manifest: MergedManifest) -> Iterator[Finding]:
         first: dict[str, Entry] = {}
         for entry in (decl.entry, *decl.parts):
             for key in entry.value:
-                if key == "name":
+                if key == "name" or not entry.usable(key):
                     continue
                 earlier = first.setdefault(key, entry)
                 if earlier is not entry:

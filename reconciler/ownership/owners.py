@@ -58,10 +58,6 @@ def owners_of_workspace(desired: DesiredSite, name: str) -> tuple[str, ...]:
     return _owners_of(desired, "workspace", name)
 
 
-def owners_of_group(desired: DesiredSite, name: str) -> tuple[str, ...]:
-    return _owners_of(desired, "group", name)
-
-
 def _owners_of(desired: DesiredSite, kind: str, name: str) -> tuple[str, ...]:
     ownership = desired.ownership
     if ownership is None:
