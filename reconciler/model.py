@@ -17,6 +17,7 @@ from reconciler.kinds.change import field_names
 from reconciler.kinds.user import UserSpec
 from reconciler.kinds.workspace import Overrides as Overrides  # where the kind is written
 from reconciler.kinds.workspace import WorkspaceSpec
+from reconciler.ownership.model import Ownership
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +186,9 @@ class DesiredSite:
     files: tuple[str, ...] = ()  # the manifest files, in the order they were merged
     users: tuple[DesiredUser, ...] = ()
     state: str | None = None  # ``site.state``: where the records live (a URL or a path)
+    ownership: Ownership | None = (
+        None  # ``ownership:``: who owns which files (reconciler.ownership)
+    )
 
 
 # --- live side ----------------------------------------------------------------------------

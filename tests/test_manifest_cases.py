@@ -30,7 +30,7 @@ def _cases() -> list[Path]:
 
 def _expectations(case: Path) -> list[tuple[str, str, int, str, str]]:
     """(severity, file, line, path, text) of every ``# expect:`` line of the case."""
-    files = sorted(case.glob("*.y*ml")) if case.is_dir() else [case]
+    files = sorted(case.rglob("*.y*ml")) if case.is_dir() else [case]
     found = []
     for file in files:
         name = str(file.relative_to(CASES))

@@ -160,6 +160,8 @@ def fitting(schema: Any) -> st.SearchStrategy[Any]:
     """Values valid under ``schema`` (an inlined one)."""
     if "const" in schema:
         return st.just(schema["const"])
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
     kinds = schema.get("type", [])
     kinds = [kinds] if isinstance(kinds, str) else kinds
     options: list[st.SearchStrategy[Any]] = []
@@ -173,7 +175,9 @@ def fitting(schema: Any) -> st.SearchStrategy[Any]:
             )
         )
     if "array" in kinds:
-        options.append(st.lists(fitting(schema["items"]), max_size=3))
+        options.append(
+            st.lists(fitting(schema["items"]), min_size=schema.get("minItems", 0), max_size=3)
+        )
     if "string" in kinds:
         pattern = schema.get("pattern")
         text = st.from_regex(pattern) if pattern else st.text(max_size=8)

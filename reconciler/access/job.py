@@ -20,6 +20,7 @@ from reconciler.access.model import (
     Access,
     AccessReport,
     ReportScope,
+    WorkspaceFacts,
 )
 from reconciler.access.read import SiteRead, read_site
 from reconciler.access.since import Covered, check_comparable, compare, earlier_scope
@@ -28,6 +29,7 @@ from reconciler.core.records import Records
 from reconciler.engine.read.observe import OpenSite
 from reconciler.engine.records import ledger
 from reconciler.model import DesiredSite
+from reconciler.ownership.owners import owners_of_workspace
 
 
 async def access_report(
@@ -84,11 +86,20 @@ def assemble(
         manifest=desired.files if desired is not None else None,
         usual_domains=usual,
         findings=access_findings(found.people, found.entries, usual),
-        workspaces=found.workspaces,
+        workspaces=_with_owners(found.workspaces, desired),
         people=found.people,
         entries=found.entries,
         notes=(*read.notes, *_own_not_read(found.entries)),
     )
+
+
+def _with_owners(
+    workspaces: tuple[WorkspaceFacts, ...], desired: DesiredSite | None
+) -> tuple[WorkspaceFacts, ...]:
+    """Each workspace with who answers for it, where the manifest declares ``ownership:``."""
+    if desired is None or desired.ownership is None:
+        return workspaces
+    return tuple(replace(ws, owners=owners_of_workspace(desired, ws.name)) for ws in workspaces)
 
 
 def _own_not_read(entries: tuple[Access, ...]) -> list[str]:

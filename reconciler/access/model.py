@@ -68,6 +68,7 @@ class WorkspaceFacts:
     permissions: frozenset[str] | None  # the permission override; None: none (own permissions)
     notifications: frozenset[str] | None  # the notification override; None: none
     observed: bool  # workspace_info answered: its members and overrides were read
+    owners: tuple[str, ...] = ()  # who answers for it (the manifest's ownership:); () if none
 
     @classmethod
     def of(cls, ws: LiveWorkspace, recorded: RecordedSettings | None) -> WorkspaceFacts:
@@ -246,3 +247,4 @@ class AccessChange:
 
 
 codec.rename(AccessChange, omit_defaults=True)
+codec.rename(WorkspaceFacts, omit_defaults=True)  # ``owners`` only where the manifest has them

@@ -58,6 +58,7 @@ def epilog(codes: Sequence[tuple[int, str]], examples: Sequence[str]) -> str:
 
 COMMAND_MODULES = {
     "access": "reconciler.cli.access",
+    "codeowners": "reconciler.cli.codeowners",
     "validate": "reconciler.cli.validate",
     "schema": "reconciler.cli.validate",
     "plan": "reconciler.cli.plan",

@@ -10,16 +10,19 @@ from reconciler.cli import cli, epilog
 from reconciler.cli.config_file import config_home, find_config
 from reconciler.cli.options import checked_settings, format_option
 from reconciler.errors import EXIT_ERROR, EXIT_OK
-from reconciler.manifest import load_manifest
+from reconciler.manifest import ManifestResult, load_manifest
 from reconciler.manifest.schema import site_schema
+from reconciler.ownership.codeowners import drift_finding
 from reconciler.render.validation import VALIDATION_FORMATS, Validation
 
 HELP = """Check a site manifest offline and report every problem at once.
 
 \b
 PATH is a file, or a directory whose *.yaml and *.yml files are read in
-sorted order and merged (not its subdirectories); a reconciler.toml beside
-it is checked too. Details: docs/commands.md.
+sorted order and merged (not its subdirectories, but for the teams' files
+that ownership: names); a reconciler.toml beside it is checked too. With
+ownership:, it warns when the repository's CODEOWNERS has drifted from it
+(`reconciler codeowners`). Details: docs/commands.md.
 """
 EPILOG = epilog(
     [
@@ -49,6 +52,10 @@ def validate(ctx: click.Context, paths: tuple[str, ...], fmt: str, show: bool) -
     if settings is not None:  # a broken reconciler.toml fails here, not in the pipeline
         checked_settings(settings)
     result = load_manifest(paths)
+    if result.desired is not None:  # the forge's CODEOWNERS asks for the same owners
+        drifted = drift_finding(result.desired, paths)
+        if drifted is not None:
+            result = ManifestResult(result.desired, [*result.findings, drifted])
     label = " ".join(paths)
     click.echo(VALIDATION_FORMATS.render(Validation(result, label, show), fmt))
     ctx.exit(EXIT_OK if result.ok else EXIT_ERROR)

@@ -105,7 +105,8 @@ class Change:
     ``note``, ``warning`` and ``hint`` are why, what it costs and what to do: said as they
     are, never derived from the fields. ``site_name`` is how the site spells the object
     where that is not the manifest's spelling (``site_spelling``): a reviewer sees which
-    object the plan acts on.
+    object the plan acts on. ``owners`` are those whose approval it needs, where the manifest
+    declares ``ownership:`` (``reconciler.ownership.owners``).
     """
 
     kind: ObjectKind
@@ -117,6 +118,7 @@ class Change:
     warning: str | None = None
     hint: str | None = None
     site_name: str | None = None
+    owners: tuple[str, ...] = ()
 
     def is_membership(self, field: FieldChange) -> bool:
         """Whether ``field`` is who belongs to an object there before and after (a create's

@@ -7,19 +7,22 @@ directory every name ending in ``.yaml`` or ``.yml``, in any case (``beta.YAML``
 the manifest; one that cannot be read (a broken or looping symbolic link, no access) is an
 error, never skipped. Hidden YAML files (editor backups such as ``.#finance.yaml``) are
 skipped, each with a warning that names it, and so are subdirectories, which are not
-searched (drafts or old copies must not join the site).
+searched (drafts or old copies must not join the site) -- except the files that the
+manifest's ``ownership:`` names as a team's (``team_files``): a team may keep its file in
+``teams/``, as kubernetes/org keeps a file per team.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.findings import Finding, has_errors
 from reconciler.model import Source
+from reconciler.ownership.model import file_matches
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 """Compared without regard to case."""
@@ -141,3 +144,37 @@ def _once_each(
         seen[key] = file
         unique.append(file)
     return unique, findings
+
+
+def team_files(
+    base: str, globs: Iterable[str], known: Sequence[ManifestFile]
+) -> list[ManifestFile]:
+    """The YAML files under ``base`` (the directory of the file declaring ``ownership``, as
+    findings name it) that a team's ``files`` glob names and that are not read already, in
+    sorted order. Only the directory a glob starts in is searched, hidden ones never."""
+    read = {file.path.resolve() for file in known}
+    found: dict[str, ManifestFile] = {}
+    for glob in globs:
+        for relative in _matching(base or ".", glob):
+            shown = os.path.join(base, relative) if base else relative
+            path = Path(shown)
+            if path.resolve() not in read and is_yaml_name(path.name):
+                found.setdefault(shown, ManifestFile(path, shown))
+    return [found[shown] for shown in sorted(found)]
+
+
+def _matching(base: str, glob: str) -> list[str]:
+    """Paths relative to ``base`` (``/``-separated) of the files ``glob`` matches."""
+    parts = glob.split("/")
+    fixed = next((i for i, part in enumerate(parts) if "*" in part or "?" in part), len(parts))
+    if fixed == len(parts):
+        return [glob] if os.path.isfile(os.path.join(base, glob)) else []
+    start = os.path.join(base, *parts[:fixed]) if fixed else base
+    matched = []
+    for directory, subdirectories, names in os.walk(start):
+        subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
+        for name in names:
+            relative = os.path.relpath(os.path.join(directory, name), base).replace(os.sep, "/")
+            if not name.startswith(".") and file_matches(glob, relative):
+                matched.append(relative)
+    return matched

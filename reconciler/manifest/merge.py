@@ -9,11 +9,12 @@ the user can find (``teams[0]`` of ``payments.yaml``), not an index in the joine
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from reconciler.findings import Finding, place
+from reconciler.identity import group_key, workspace_key
 from reconciler.manifest.paths import child
 from reconciler.manifest.source import Document
 from reconciler.model import Source
@@ -21,7 +22,7 @@ from reconciler.model import Source
 T = TypeVar("T")
 
 LIST_SECTIONS = ("users", "workspaces", "groups", "teams")
-SINGLE_SECTIONS = ("site", "defaults", "policy")
+SINGLE_SECTIONS = ("site", "defaults", "policy", "ownership")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,32 +74,64 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceDecl:
-    """A workspace the manifest asks for: a ``workspaces`` entry or the workspace of a team."""
+    """A workspace the manifest asks for: a ``workspaces`` entry or the workspace of a team.
+
+    With ``ownership:``, the entries of one name in other files are ``parts`` of it (its
+    settings in one file, its users in another); each key is written in one of them.
+    """
 
     entry: Entry
     settings: Entry  # where the workspace's settings are written (``kinds.workspace``)
     users_key: str  # "users", or "members" for a team
     name: str | None  # the entry's usable name, read once (the rules ask it many times)
     team: str | None = None
+    parts: tuple[Entry, ...] = ()
 
     def describe(self) -> str:
         if self.team is not None:
             return f"team {self.name!r} (its workspace)"
         return f"workspace {self.name!r}"
 
+    def setter(self, key: str) -> Entry:
+        """The entry that writes ``key`` (its main entry when none does)."""
+        return _setter(self.entry, self.parts, key)
+
+    def settings_value(self) -> dict[str, Any]:
+        """Its settings as written, across its parts."""
+        if not self.parts:
+            return self.settings.value
+        joined: dict[str, Any] = {}
+        for entry in (*self.parts, self.entry)[::-1]:
+            joined.update((k, v) for k, v in entry.value.items() if k not in _NOT_SETTINGS)
+        return joined
+
+
+_NOT_SETTINGS = frozenset({"name", "users", "previously"})
+
+
+def _setter(entry: Entry, parts: tuple[Entry, ...], key: str) -> Entry:
+    if not parts or key in entry.value:
+        return entry
+    return next((part for part in parts if key in part.value), entry)
+
 
 @dataclass(frozen=True, slots=True)
 class GroupDecl:
-    """A user group the manifest asks for: a ``groups`` entry or the group of a team."""
+    """A user group the manifest asks for: a ``groups`` entry or the group of a team
+    (``parts`` as for a workspace)."""
 
     entry: Entry
     name: str | None  # the entry's usable name, read once
     team: str | None = None
+    parts: tuple[Entry, ...] = ()
 
     def describe(self) -> str:
         if self.team is not None:
             return f"team {self.name!r} (its group)"
         return f"group {self.name!r}"
+
+    def setter(self, key: str) -> Entry:
+        return _setter(self.entry, self.parts, key)
 
 
 @dataclass(slots=True)
@@ -110,7 +143,8 @@ class MergedManifest:
     workspaces: list[Entry] = field(default_factory=list)
     groups: list[Entry] = field(default_factory=list)
     teams: list[Entry] = field(default_factory=list)
-    sections: dict[str, Entry] = field(default_factory=dict)  # site, defaults, policy
+    sections: dict[str, Entry] = field(default_factory=dict)  # site, defaults, policy, ownership
+    documents: tuple[Document, ...] = ()
     made: Declarations | None = field(default=None, init=False, repr=False, compare=False)
     """The declarations, made once: three rules and the normalisation ask for them, after the
     manifest was joined (``merge``)."""
@@ -134,6 +168,9 @@ class MergedManifest:
                 for entry in self.workspaces
             ]
             groups = [GroupDecl(entry, entry.get("name", str)) for entry in self.groups]
+            if "ownership" in self.sections:  # one name may then be declared across files
+                workspaces = _across_files(workspaces, workspace_key)
+                groups = _across_files(groups, group_key)
             team_groups = []
             for team in self.teams:
                 name = team.get("name", str)
@@ -143,6 +180,38 @@ class MergedManifest:
                 team_groups.append(GroupDecl(team, name, name))
             self.made = Declarations(tuple(workspaces), tuple(groups + team_groups))
         return self.made
+
+
+Decl = TypeVar("Decl", WorkspaceDecl, GroupDecl)
+
+
+def _across_files(decls: list[Decl], key: Callable[[str], str]) -> list[Decl]:
+    """The entries of one name in other files joined into the first, as its ``parts``; two of
+    one name in one file stay apart (an error of their own, reported as ever)."""
+    main_of: dict[str, int] = {}  # a name's identity: the index of its first declaration
+    kept: list[Decl] = []
+    parts: dict[int, list[Entry]] = {}
+    for decl in decls:
+        at = None if decl.name is None else main_of.get(key(decl.name))
+        if at is not None and not _same_file(decl.entry, kept[at].entry, parts.get(at, [])):
+            parts.setdefault(at, []).append(decl.entry)
+            continue
+        if decl.name is not None and at is None:
+            main_of[key(decl.name)] = len(kept)
+        kept.append(decl)
+    return [
+        _joined(decl, tuple(parts[at])) if at in parts else decl for at, decl in enumerate(kept)
+    ]
+
+
+def _same_file(entry: Entry, main: Entry, parts: list[Entry]) -> bool:
+    return any(entry.document is other.document for other in (main, *parts))
+
+
+def _joined(decl: Decl, parts: tuple[Entry, ...]) -> Decl:
+    if isinstance(decl, WorkspaceDecl):  # its permissions are checked where they are written
+        return replace(decl, parts=parts, settings=_setter(decl.entry, parts, "permissions"))
+    return replace(decl, parts=parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +236,9 @@ def _list_entries(document: Document, section: str) -> list[Entry]:
 def merge(documents: Sequence[Document], *, all_read: bool) -> tuple[MergedManifest, list[Finding]]:
     """Join ``documents`` in order; ``all_read`` is False when some file could not be read,
     so a ``version`` that may sit in that file is not reported missing."""
-    merged = MergedManifest(tuple(document.file for document in documents))
+    merged = MergedManifest(
+        tuple(document.file for document in documents), documents=tuple(documents)
+    )
     findings: list[Finding] = []
     given: dict[str, Source] = {}  # where each single section was first written
     for document in documents:

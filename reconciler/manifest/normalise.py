@@ -15,6 +15,7 @@ from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.change import values
 from reconciler.manifest.merge import Entry, GroupDecl, MergedManifest, WorkspaceDecl, deep_merge
+from reconciler.manifest.ownership import read_ownership
 from reconciler.manifest.references import UserReferences
 from reconciler.model import (
     DesiredGroup,
@@ -40,19 +41,20 @@ def normalise(manifest: MergedManifest, references: UserReferences) -> DesiredSi
         files=manifest.files,
         users=tuple(_user(entry) for entry in manifest.users),
         state=site.value.get("state") if site else None,
+        ownership=read_ownership(manifest),
     )
 
 
 def _workspace(
     decl: WorkspaceDecl, defaults: dict[str, Any], references: UserReferences
 ) -> DesiredWorkspace:
-    settings = workspace.from_manifest(deep_merge(defaults, decl.settings.value))
+    settings = workspace.from_manifest(deep_merge(defaults, decl.settings_value()))
     return DesiredWorkspace(
         name=decl.entry.value["name"],
-        users=references.of(decl.entry, decl.users_key),
+        users=references.of(decl.setter(decl.users_key), decl.users_key),
         source=decl.entry.source(),
         team=decl.team,
-        previously=_previously(decl.entry) if decl.team is None else (),
+        previously=_previously(decl.setter("previously")) if decl.team is None else (),
         **values(settings),
     )
 
@@ -65,10 +67,10 @@ def _previously(entry: Entry) -> tuple[str, ...]:
 def _group(decl: GroupDecl, references: UserReferences) -> DesiredGroup:
     return DesiredGroup(
         name=decl.entry.value["name"],
-        members=references.of(decl.entry, "members"),
+        members=references.of(decl.setter("members"), "members"),
         source=decl.entry.source(),
         team=decl.team,
-        previously=_previously(decl.entry) if decl.team is None else (),
+        previously=_previously(decl.setter("previously")) if decl.team is None else (),
     )
 
 

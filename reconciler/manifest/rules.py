@@ -24,6 +24,7 @@ from reconciler.manifest.names import (
     text_problem,
     workspace_name_problem,
 )
+from reconciler.manifest.ownership import check_ownership
 from reconciler.manifest.paths import child
 from reconciler.manifest.references import UserReferences
 from reconciler.manifest.users import check_users
@@ -319,5 +320,6 @@ _RULES: tuple[Callable[[MergedManifest], Iterator[Finding]], ...] = (
     _group_names,
     _previously,
     _overrides,
+    check_ownership,
 )
 _LAST_RULES: tuple[Callable[[MergedManifest], Iterator[Finding]], ...] = (_policy,)

@@ -58,6 +58,15 @@ _PATTERN_SENTENCES = {
         "is not an http(s) address",
         "write the site's address, e.g. https://acme.example.net",
     ),
+    "^(@[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*|[^@\\s]+@[^@\\s]+)$": (
+        "is not an owner",
+        "write a forge handle (@user, @org/team) or an e-mail address, as CODEOWNERS names owners",
+    ),
+    "^(?!/)(?!(.*/)?\\.\\.(/|$))[^\\s\\[\\]!#\\\\]+$": (
+        "is not a file glob CODEOWNERS can hold",
+        "write a path under the manifest directory (no leading / and no ..), with *, ? or "
+        "** and no spaces, brackets, !, # or backslashes",
+    ),
     "^[0-9]+$": (
         "is not digits only",
         "write only digits, in quotes, without spaces, dashes or + (+41 79 123 45 67 is "
@@ -267,6 +276,16 @@ def _no_alternative(error: ValidationError) -> Iterator[Problem]:
     yield (path, message, f"expected {meaning[:1].lower()}{meaning[1:]}" if meaning else "")
 
 
+def _not_one_of(error: ValidationError) -> Iterator[Problem]:
+    allowed = ", ".join(str(value) for value in error.validator_value)
+    message = f"{_subject(error)} is {_describe(error.instance)}, which is not one of {allowed}"
+    yield (_path(error), message, f"write one of {allowed}")
+
+
+def _too_few(error: ValidationError) -> Iterator[Problem]:
+    yield (_path(error), f"{_subject(error)} is empty", "give at least one")
+
+
 def _fallback(error: ValidationError) -> Iterator[Problem]:
     yield (_path(error), error.message, "")
 
@@ -283,4 +302,6 @@ _EXPLAINERS: dict[str, Explainer] = {
     "maximum": _range,
     "anyOf": _no_alternative,
     "oneOf": _no_alternative,
+    "enum": _not_one_of,
+    "minItems": _too_few,
 }

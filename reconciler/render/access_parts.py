@@ -127,7 +127,8 @@ def workspace_title(ws: WorkspaceFacts) -> str:
         if ws.observed
         else "members and overrides not read"
     )
-    return f'"{ws.name}" (id {ws.id}): {plain}; {overrides}'
+    owners = f"; owners: {', '.join(ws.owners)}" if ws.owners else ""
+    return f'"{ws.name}" (id {ws.id}): {plain}; {overrides}{owners}'
 
 
 def _override(flags: frozenset[str] | None) -> str:

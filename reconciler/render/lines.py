@@ -65,6 +65,8 @@ def change_lines(change: Change) -> list[Line]:
     """The lines of one object's change, Terraform style: a created field with ``+``, who joins
     and who leaves with ``+`` and ``-``, any other field with ``~`` before ``->`` after."""
     lines = [Line(_title(change), STYLES[change.action])]
+    if change.owners:  # the manifest's ownership: who must approve this change
+        lines.append(Line(f"    approval: {', '.join(change.owners)}", "dim"))
     for item in change.fields:
         if item.before is NOTHING:
             lines.append(Line(f"    + {item.field + ':':<15} {value_text(item.after)}", "create"))

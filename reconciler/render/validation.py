@@ -50,6 +50,8 @@ def desired_data(desired: DesiredSite) -> dict[str, Any]:
         data[table] = [
             {**_without(item, "source"), "declared_at": item["source"]} for item in data[table]
         ]
+    if data.get("ownership") is None:  # shown where the manifest declares it
+        data.pop("ownership", None)
     first = {key: data.pop(key) for key in _FIRST if key in data}
     shown: dict[str, Any] = _inline({**first, **data})
     return shown

@@ -66,6 +66,7 @@ class _Written:
     warning: str | None = None
     hint: str | None = None
     site_name: str | None = None
+    owners: tuple[str, ...] = ()
 
 
 codec.rename(_Written, omit_defaults=True, added="members_added", removed="members_removed")
@@ -108,6 +109,7 @@ def _written(change: Change) -> _Written:
         warning=change.warning,
         hint=change.hint,
         site_name=change.site_name,
+        owners=change.owners,
     )
 
 
@@ -131,6 +133,7 @@ def _change(written: _Written) -> Change:
         written.warning,
         written.hint,
         written.site_name,
+        written.owners,
     )
 
 

@@ -49,7 +49,10 @@ codec.hook(
 
 
 def desired_to_data(desired: DesiredSite) -> dict[str, Any]:
-    return {"version": SNAPSHOT_VERSION, **codec.to_data(desired)}
+    data: dict[str, Any] = codec.to_data(desired)
+    if data["ownership"] is None:  # written as before it existed: the same plans, checksums
+        del data["ownership"]
+    return {"version": SNAPSHOT_VERSION, **data}
 
 
 def desired_from_data(data: Mapping[str, Any]) -> DesiredSite:

@@ -25,6 +25,7 @@ from reconciler.engine.planning.renames import lookalike_warnings, rename_proble
 from reconciler.engine.planning.safety import guard_problems, manifest_objects, vanished_files
 from reconciler.kinds import registry
 from reconciler.model import LiveSite, Policy
+from reconciler.ownership.owners import creation_refusals, with_owners
 
 
 def _unobservable_facts(diffs: Iterable[Diff], shown: int = 10) -> list[str]:
@@ -118,7 +119,7 @@ def build_plan(
         context=context,
         options=options,
         actions=tuple(actions),
-        changes=tuple(steps.changes),
+        changes=with_owners(steps.changes, context.desired_site, records),
         kept=tuple(steps.kept),
         unmanaged=comparison.unmanaged,
         unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.all())),
@@ -142,7 +143,8 @@ def build_plan(
                 declared=declared,
             )
         )
-        + tuple(renaming),
+        + tuple(renaming)
+        + tuple(creation_refusals(steps.changes, context.desired_site)),
         expects=fingerprints(live, records, actions),
         access=plan_access(actions, steps.changes, live, directory, records),
         record_changes=(*record_changes, *steps.forgotten),

@@ -11,8 +11,9 @@ Two kinds of checks live here, and only here:
   manifest with ``policy.prune`` on (or was named with ``--replace``), and that no protect
   pattern matches; a removal only from an object the manifest declares. A user deletion is
   judged by the site's user list read again just before it runs: never an ID the site now
-  calls by another name, never below ``policy.min_admins`` active administrators (``--force``
-  overrides the guards, never this).
+  calls by another name, never below ``policy.min_admins`` active administrators, never a
+  workspace or group that only a team's file declares unless the team may create
+  (``ownership``; ``--force`` overrides the guards, never this).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from reconciler.core.actions import WriteAction
+from reconciler.core.actions import Phase, WriteAction
 from reconciler.core.guards import protecting, protecting_user
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import RecordedGroup, RecordedWorkspace, Records
@@ -30,6 +31,7 @@ from reconciler.engine.planning.manifest_snapshot import desired_from_data
 from reconciler.engine.planning.plan import PlanContext
 from reconciler.identity import NameSet, NameTable, name_key, same_name
 from reconciler.model import DesiredSite, LiveUser, Policy
+from reconciler.ownership.owners import creation_refusal
 
 MIN_RECORDED_MEMBERSHIPS_FOR_REMOVAL_GUARD = 20
 
@@ -258,6 +260,11 @@ class RunCheck:
 
     def refusal(self, action: WriteAction, records: Records) -> str | None:
         """Why ``action`` must not run now, or ``None`` when it may."""
+        if action.phase in (Phase.CREATE_WORKSPACES, Phase.CREATE_GROUPS):
+            for kind, name in action.touches():
+                refusal = creation_refusal(kind, name, self.desired)
+                if refusal is not None:
+                    return refusal
         deletion = action.deletion()
         if deletion is not None:
             return self._deletion_refusal(action, records)
