@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.access.effective import Declarations, effective_access
+from reconciler.access.effective import DeclaredAccess, effective_access
 from reconciler.access.findings import access_findings, usual_domains
 from reconciler.access.model import Access
 from reconciler.access.read import OwnSettings, SiteRead
@@ -46,7 +46,7 @@ def site_read(
 def entries(
     read: SiteRead, state: dict[str, Any] | None = None, **manifest: Any
 ) -> dict[tuple[str, str], Access]:
-    declared = Declarations.of(desired_site(manifest), read.users) if manifest else None
+    declared = DeclaredAccess.of(desired_site(manifest), read.users) if manifest else None
     found = effective_access(read, site_state(state or {}), declared)
     return {(e.person, e.workspace): e for e in found.entries}
 
@@ -126,7 +126,7 @@ def test_a_report_on_some_people_holds_only_them() -> None:
 
 def findings(**manifest: Any) -> list[tuple[str, str, str]]:
     read = site_read()
-    declared = Declarations.of(desired_site(manifest), read.users) if manifest else None
+    declared = DeclaredAccess.of(desired_site(manifest), read.users) if manifest else None
     found = effective_access(read, site_state({}), declared)
     usual = usual_domains(read.emails)
     return [

@@ -92,3 +92,19 @@ def test_the_json_report_leaves_room_for_the_sign_off() -> None:
     assert ' "sign_off": {"reviewer": null, "date": null, "notes": null},\n' in (
         render_access(fresh, "json")
     )
+
+
+def test_the_text_table_lines_up_a_wide_name_by_its_cells() -> None:
+    """A name in a CJK script takes two terminal cells a letter: the columns after it are
+    measured in cells, not characters, so they line up under the header (issue 43)."""
+    from rich.cells import cell_len
+
+    report = golden_report()
+    wide = replace(report.entries[0], person="張偉")
+    text = render_access(replace(report, entries=(wide, *report.entries[1:]), since=None), "text")
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "張偉" in line)
+    header = next(line for line in reversed(lines[:at]) if line.strip().startswith("person"))
+    row = lines[at]
+    via = row.split()[1]  # the second column's value
+    assert cell_len(row[: row.index(via)]) == cell_len(header[: header.index("via")])

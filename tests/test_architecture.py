@@ -167,3 +167,19 @@ def test_the_engine_is_rooms_by_the_way_data_flows() -> None:
     rooms = sorted(p.name for p in engine.iterdir() if (p / "__init__.py").exists())
     assert len(direct) <= 12, direct
     assert rooms == ["apply", "planning", "read", "records"]
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    """Issue 43: a name means one thing. Parallel roles inside each kind's own package (its
+    ``LiveView``) are the one exception."""
+    seen: dict[str, list[str]] = {}
+    for name, path in _modules().items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                seen.setdefault(node.name, []).append(name)
+    twice = {
+        cls: where
+        for cls, where in seen.items()
+        if len(where) > 1 and not all(m.startswith("reconciler.kinds.") for m in where)
+    }
+    assert twice == {}

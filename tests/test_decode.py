@@ -23,7 +23,7 @@ from reconciler.api.answers import (
     GroupCreated,
     LocationEntry,
     LocationPermissions,
-    MembershipChange,
+    MembershipAnswer,
     UserInfo,
     UserSummary,
     WorkspaceEntry,
@@ -392,14 +392,14 @@ CASES: list[tuple[str, Method, str | dict[str, Any], object]] = [
         "add_to_user_group",
         methods.ADD_TO_USER_GROUP,
         {"addToUserGroup": {"userId": 1001, "userGroupIds": "77, 78"}},
-        MembershipChange(1001, (77, 78)),
+        MembershipAnswer(1001, (77, 78)),
     ),
     (
         "remove_from_workspace xml",
         methods.REMOVE_FROM_WORKSPACE,
         "<removeFromWorkspace><userId>1001</userId><userWorkspaceIds>3</userWorkspaceIds>"
         "</removeFromWorkspace>",
-        MembershipChange(1001, (3,)),
+        MembershipAnswer(1001, (3,)),
     ),
 ]
 

@@ -120,7 +120,7 @@ async def answer(method: str, status: int, body: bytes) -> str:
         except SiteRefusal:
             assert _has_error_shape(body) or status == 429 or status >= 500, body[:200]
             return "refusal"
-    assert isinstance(value, RECORDS.get(method, answers.MembershipChange)), value
+    assert isinstance(value, RECORDS.get(method, answers.MembershipAnswer)), value
     return "decoded"
 
 

@@ -134,3 +134,28 @@ def test_a_file_is_named_relative_to_the_manifest_directory() -> None:
     ownership = Ownership(("@acme/it",), base="site")
     assert ownership.relative("site/teams/finance.yaml") == "teams/finance.yaml"
     assert Ownership(("@acme/it",)).relative("teams/x.yaml") == "teams/x.yaml"
+
+
+def test_the_schema_accepts_exactly_the_rights_the_tool_knows() -> None:
+    """``may_set`` words are checked by the schema and granted by the tool: one list each,
+    held to each other (a word only one of them knew would be refused or silently ignored)."""
+    import json
+
+    from reconciler.ownership.model import RIGHTS
+    from tests.support.loopback import REPO
+
+    schema = json.loads((REPO / "schemas" / "site.schema.json").read_text(encoding="utf-8"))
+    found = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "may_set" in node.get("properties", {}):
+                found.append(node["properties"]["may_set"]["items"]["enum"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert found == [list(RIGHTS)]

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from reconciler.engine.drift import drift_report
 from reconciler.engine.drift_news import drift_news
 from reconciler.engine.planning.plan import Plan
-from reconciler.engine.records.diff import RecordChange
+from reconciler.engine.records.diff import VersionChange
 from reconciler.identity import fold
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.escape import visible
@@ -174,8 +174,8 @@ def test_a_trimmed_report_closes_the_fence_it_opened() -> None:
 def test_a_name_cannot_split_a_cell_of_the_state_diff_table() -> None:
     hostile = "a | b <!-- `c` -->"
     changes = [
-        RecordChange("workspace", hostile, "changed", "members", [1001], [1002]),
-        RecordChange("group", "crew", "added", None, None, {"id": 7}),
+        VersionChange("workspace", hostile, "changed", "members", [1001], [1002]),
+        VersionChange("group", "crew", "added", None, None, {"id": 7}),
     ]
     markdown = RECORDS_DIFF_FORMATS.render(RecordsDiff(HOSTILE_SITE, 1, 2, changes), "markdown")
     assert raw_html(markdown) == []

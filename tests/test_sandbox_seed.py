@@ -12,7 +12,7 @@ import yaml
 from reconciler.sandbox.app import create_app
 from reconciler.sandbox.control import dump_state
 from reconciler.sandbox.errors import SeedError
-from reconciler.sandbox.rows import NewUser
+from reconciler.sandbox.rows import NewUserRow
 from reconciler.sandbox.seed import load_seed_file
 from reconciler.sandbox.synthetic import synthetic_seed
 from tests.support.sandbox_site import EXAMPLE_SEED
@@ -166,7 +166,7 @@ def test_a_database_from_before_phone_ext_is_upgraded_in_place(tmp_path: Path) -
         conn.execute("ALTER TABLE users DROP COLUMN reset_password")
     store = create_app(db_path=db).sandbox.store
     new_id = store.add_user(
-        NewUser(
+        NewUserRow(
             id=None, username="b", email="b@x.example", first_name="B", last_name="B",
             organization=None, phone="", phone_ext="7", admin=False, active=True,
             reset_password=True, permissions=frozenset(), notifications=frozenset(),

@@ -30,7 +30,7 @@ from reconciler.spec import PERMISSION_KEYS
 
 
 @dataclass(frozen=True, slots=True)
-class Declarations:
+class DeclaredAccess:
     """What the manifest declares about access, by user ID (references resolved against the
     users read; a reference to nobody read cannot be anyone in the report)."""
 
@@ -39,7 +39,7 @@ class Declarations:
     named: frozenset[int]  # every user the manifest names anywhere
 
     @classmethod
-    def of(cls, desired: DesiredSite, users: Iterable[LiveUser]) -> Declarations:
+    def of(cls, desired: DesiredSite, users: Iterable[LiveUser]) -> DeclaredAccess:
         known = tuple(users)
         resolution = resolve_references(desired, UserDirectory.of(known))
         access = {
@@ -69,7 +69,9 @@ class Effective:
     entries: tuple[Access, ...]
 
 
-def effective_access(read: SiteRead, records: Records, declared: Declarations | None) -> Effective:
+def effective_access(
+    read: SiteRead, records: Records, declared: DeclaredAccess | None
+) -> Effective:
     recorded = {rec.id: rec for rec in records.workspaces.values()}
     users = {user.id: user for user in read.users}
     admins = frozenset(user.id for user in read.users if user.admin)
@@ -107,7 +109,7 @@ def _entry(
     ws: WorkspaceFacts,
     person: LiveUser,
     member: bool,
-    declared: Declarations | None,
+    declared: DeclaredAccess | None,
 ) -> Access:
     admin = bool(person.admin)
     own = read.own.get(person.id)
@@ -159,7 +161,7 @@ def _effective(
 
 
 def _declared(
-    declared: Declarations | None, user_id: int, workspace: str, member: bool, admin: bool
+    declared: DeclaredAccess | None, user_id: int, workspace: str, member: bool, admin: bool
 ) -> Declared | None:
     if declared is None:
         return None
@@ -172,7 +174,7 @@ def _declared(
     return "not declared"
 
 
-def _person(user: LiveUser, declared: Declarations | None) -> Person:
+def _person(user: LiveUser, declared: DeclaredAccess | None) -> Person:
     name = kinds_user.display_name(user)
     return Person(
         user.id,

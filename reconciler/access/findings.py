@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
 from reconciler.access.identity import email_domain
-from reconciler.access.model import Access, Finding, FindingKind, Person
+from reconciler.access.model import Access, AccessFinding, FindingKind, Person
 from reconciler.findings import plural
 
 USUAL_DOMAIN_SHARE = 0.10
@@ -50,11 +50,11 @@ def workspace_list(names: Sequence[str]) -> str:
 
 def access_findings(
     people: Iterable[Person], entries: Iterable[Access], usual: Sequence[str]
-) -> tuple[Finding, ...]:
+) -> tuple[AccessFinding, ...]:
     held: dict[int, list[Access]] = defaultdict(list)
     for entry in entries:
         held[entry.user_id].append(entry)
-    found: list[Finding] = []
+    found: list[AccessFinding] = []
     for person in people:
         mine = held.get(person.id, [])
         if mine:
@@ -63,9 +63,9 @@ def access_findings(
     return tuple(sorted(found, key=lambda f: (rank[f.kind], f.person.casefold(), f.user_id)))
 
 
-def _about(person: Person, mine: list[Access], usual: Sequence[str]) -> list[Finding]:
-    def finding(kind: FindingKind, detail: str, workspaces: Sequence[str] = ()) -> Finding:
-        return Finding(kind, person.username, person.id, detail, tuple(workspaces))
+def _about(person: Person, mine: list[Access], usual: Sequence[str]) -> list[AccessFinding]:
+    def finding(kind: FindingKind, detail: str, workspaces: Sequence[str] = ()) -> AccessFinding:
+        return AccessFinding(kind, person.username, person.id, detail, tuple(workspaces))
 
     member_of = [e.workspace for e in mine if e.member]
     found = []

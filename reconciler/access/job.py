@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 
 from reconciler import __version__
-from reconciler.access.effective import Declarations, effective_access
+from reconciler.access.effective import DeclaredAccess, effective_access
 from reconciler.access.findings import access_findings, usual_domains
 from reconciler.access.model import (
     ACCESS_FORMAT,
@@ -73,7 +73,7 @@ def assemble(
     desired: DesiredSite | None,
 ) -> AccessReport:
     """The report of one read: a pure function (the golden files are made with it)."""
-    declared = Declarations.of(desired, read.users) if desired is not None else None
+    declared = DeclaredAccess.of(desired, read.users) if desired is not None else None
     found = effective_access(read, records, declared)
     usual = usual_domains(read.emails)
     return AccessReport(

@@ -117,7 +117,7 @@ class Access:
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class AccessFinding:
     """Something an access review must look at, about one person."""
 
     kind: FindingKind
@@ -192,7 +192,7 @@ class AccessReport:
     scope: ReportScope
     manifest: tuple[str, ...] | None  # the manifest files compared with; None: none given
     usual_domains: tuple[str, ...]
-    findings: tuple[Finding, ...]
+    findings: tuple[AccessFinding, ...]
     workspaces: tuple[WorkspaceFacts, ...]
     people: tuple[Person, ...]
     entries: tuple[Access, ...]

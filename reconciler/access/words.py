@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 
 from reconciler.access.model import Access, AccessChange
 
@@ -86,11 +85,3 @@ def drift_sentence(change: AccessChange) -> str:
         return f"{who}'s {change.what} in {where} differ from the manifest's: {change.detail}"
     held = "lacks" if change.effect == "gains" else "has"
     return f"{who} {held} {change.what} in {where} on the site; the manifest says otherwise"
-
-
-def access_drift(changes: Sequence[AccessChange] | None) -> list[dict[str, str | None]]:
-    """Access drift for the drift report: one item a person and workspace, in its words."""
-    return [
-        {"person": c.person, "workspace": c.workspace, "detail": drift_sentence(c)}
-        for c in changes or ()
-    ]

@@ -130,7 +130,7 @@ class GroupCreated:
 
 
 @dataclass(frozen=True, slots=True)
-class MembershipChange:
+class MembershipAnswer:
     """The answer of add/remove_to/from_user_group and add/remove_to/from_workspace."""
 
     user_id: int

@@ -1,7 +1,7 @@
 """The one boundary between the network and the client's callers.
 
 Whatever one attempt of a call brings back -- an answer, or an exception raised while sending
-or receiving -- passes through :class:`Boundary`, which turns it into an :class:`Outcome`: the
+or receiving -- passes through :class:`Boundary`, which turns it into an :class:`Attempt`: the
 typed answer, or one ``SiteError`` with the facts the retry policy needs (HTTP status,
 ``Retry-After``, whether the request may have reached the site). In the spirit of httpx's
 ``map_httpcore_exceptions``, nothing foreign leaves: no httpx exception, no ``KeyError``.
@@ -96,7 +96,7 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class Attempt:
     """How one attempt ended: ``value``, or ``error`` and what the retry policy weighs."""
 
     value: Any = None
@@ -115,15 +115,15 @@ class Boundary:
         self._timeout = config.timeout
         self._scrubber = Scrubber(config.api_key, config.api_secret)
 
-    def answer(self, method: ApiMethod[Any], params: Mapping[str, str], answer: Answer) -> Outcome:
+    def answer(self, method: ApiMethod[Any], params: Mapping[str, str], answer: Answer) -> Attempt:
         """The outcome of an answer: the typed answer, or the error it amounts to."""
         try:
             value = method.decoder(self._payload(method, params, answer))
         except SiteError as error:
             return self._failed(method, error, answer.status, answer.retry_after)
-        return Outcome(value=value, status=answer.status)
+        return Attempt(value=value, status=answer.status)
 
-    def exception(self, method: ApiMethod[Any], exc: Exception, *, sent: bool) -> Outcome:
+    def exception(self, method: ApiMethod[Any], exc: Exception, *, sent: bool) -> Attempt:
         """The outcome of an attempt that raised ``exc`` (an httpx error, or ``TimeoutError``
         when the call's deadline passed); ``sent`` is False when the request never left."""
         if isinstance(exc, TimeoutError):
@@ -147,7 +147,7 @@ class Boundary:
                 method=method.name,
                 hint=UNTRUSTED_CERTIFICATE_HINT if untrusted else UNREACHABLE_HINT,
             )
-        return Outcome(error=error, sent=sent)
+        return Attempt(error=error, sent=sent)
 
     # --- answers --------------------------------------------------------------------------
 
@@ -195,7 +195,7 @@ class Boundary:
         error: SiteError,
         status: int,
         retry_after: float | None,
-    ) -> Outcome:
+    ) -> Attempt:
         if error.status is None:  # decoders and the XML reader do not know the status
             error.status = status
         if method.is_write:
@@ -204,7 +204,7 @@ class Boundary:
         # shape (keys, a value's start) and the transport's words.
         error.message = self._scrubber.text(error.message)
         error.title = None if error.title is None else self._scrubber.text(error.title)
-        return Outcome(error=error, status=status, retry_after=retry_after)
+        return Attempt(error=error, status=status, retry_after=retry_after)
 
 
 def _for_write(method: str, error: SiteError) -> SiteError:

@@ -31,7 +31,7 @@ from structlog.typing import FilteringBoundLogger
 
 from reconciler import __version__
 from reconciler.api.body import ACCEPT_ENCODING, read_body
-from reconciler.api.boundary import Answer, Boundary, Outcome
+from reconciler.api.boundary import Answer, Attempt, Boundary
 from reconciler.api.config import ClientConfig, check_ca_file
 from reconciler.api.methods import ApiMethod
 from reconciler.api.ratelimit import TokenBucket
@@ -155,7 +155,7 @@ class Caller:
 
     async def _attempt(
         self, method: ApiMethod[T], params: Mapping[str, str], deadline: float
-    ) -> Outcome:
+    ) -> Attempt:
         if asyncio.get_running_loop().time() >= deadline:  # spent waiting for a slot
             return self._boundary.exception(method, TimeoutError(), sent=False)
         request = self._signed_request(method, params)
@@ -212,7 +212,7 @@ def _log_attempt(
     logger: FilteringBoundLogger,
     method: ApiMethod[Any],
     attempt: int,
-    outcome: Outcome,
+    outcome: Attempt,
     duration_ms: float,
     delay: float | None,
 ) -> None:

@@ -228,39 +228,39 @@ class SiteClient:
 
     async def add_to_user_group(
         self, user_id: int, group_ids: Sequence[int]
-    ) -> answers.MembershipChange:
+    ) -> answers.MembershipAnswer:
         return await self._membership(
             methods.ADD_TO_USER_GROUP, "user_group_ids", user_id, group_ids
         )
 
     async def remove_from_user_group(
         self, user_id: int, group_ids: Sequence[int]
-    ) -> answers.MembershipChange:
+    ) -> answers.MembershipAnswer:
         return await self._membership(
             methods.REMOVE_FROM_USER_GROUP, "user_group_ids", user_id, group_ids
         )
 
     async def add_to_workspace(
         self, user_id: int, workspace_ids: Sequence[int]
-    ) -> answers.MembershipChange:
+    ) -> answers.MembershipAnswer:
         return await self._membership(
             methods.ADD_TO_WORKSPACE, "user_workspace_ids", user_id, workspace_ids
         )
 
     async def remove_from_workspace(
         self, user_id: int, workspace_ids: Sequence[int]
-    ) -> answers.MembershipChange:
+    ) -> answers.MembershipAnswer:
         return await self._membership(
             methods.REMOVE_FROM_WORKSPACE, "user_workspace_ids", user_id, workspace_ids
         )
 
     async def _membership(
         self,
-        method: ApiMethod[answers.MembershipChange],
+        method: ApiMethod[answers.MembershipAnswer],
         ids_param: str,
         user_id: int,
         target_ids: Sequence[int],
-    ) -> answers.MembershipChange:
+    ) -> answers.MembershipAnswer:
         return await self._call(method, {"user_id": str(user_id), ids_param: id_list(target_ids)})
 
     async def _call(self, method: ApiMethod[T], params: Mapping[str, str]) -> T:

@@ -193,16 +193,16 @@ def user_group_delete(payload: Payload) -> int:
     return payload.fields().integer("userGroupId")
 
 
-def group_membership(payload: Payload) -> answers.MembershipChange:
+def group_membership(payload: Payload) -> answers.MembershipAnswer:
     """``addToUserGroup`` / ``removeFromUserGroup``: the user and the group IDs."""
     fields = payload.fields()
-    return answers.MembershipChange(fields.integer("userId"), fields.id_list("userGroupIds"))
+    return answers.MembershipAnswer(fields.integer("userId"), fields.id_list("userGroupIds"))
 
 
-def workspace_membership(payload: Payload) -> answers.MembershipChange:
+def workspace_membership(payload: Payload) -> answers.MembershipAnswer:
     """``addToWorkspace`` / ``removeFromWorkspace``: the user and the workspace IDs."""
     fields = payload.fields()
-    return answers.MembershipChange(fields.integer("userId"), fields.id_list("userWorkspaceIds"))
+    return answers.MembershipAnswer(fields.integer("userId"), fields.id_list("userWorkspaceIds"))
 
 
 def user_add(payload: Payload) -> int:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reconciler.api.boundary import Outcome
+from reconciler.api.boundary import Attempt
 from reconciler.api.config import ClientConfig
 from reconciler.api.errors import RateLimited, ServerError, TransportError
 from reconciler.api.methods import ApiMethod
@@ -39,7 +39,7 @@ class RetryPolicy:
         self._jitter = jitter
 
     def delay(
-        self, method: ApiMethod[Any], outcome: Outcome, attempt: int, remaining: float
+        self, method: ApiMethod[Any], outcome: Attempt, attempt: int, remaining: float
     ) -> float | None:
         """Seconds to wait before attempt ``attempt + 1``, or ``None`` to give up.
 
@@ -53,12 +53,12 @@ class RetryPolicy:
         return wait if wait is not None and wait < remaining else None
 
     @staticmethod
-    def _may_retry(method: ApiMethod[Any], outcome: Outcome) -> bool:
+    def _may_retry(method: ApiMethod[Any], outcome: Attempt) -> bool:
         if method.is_write:
             return outcome.status == 429 or not outcome.sent
         return isinstance(outcome.error, TransportError | ServerError | RateLimited)
 
-    def _wait(self, outcome: Outcome, attempt: int) -> float | None:
+    def _wait(self, outcome: Attempt, attempt: int) -> float | None:
         told = outcome.retry_after
         if told is not None and isinstance(outcome.error, RateLimited | ServerError):
             return told if told <= self._max_retry_after else None

@@ -11,7 +11,7 @@ import sys
 import click
 
 from reconciler.cli.progress import APPLYING, TerminalProgress
-from reconciler.engine.apply.executor import Outcome
+from reconciler.engine.apply.executor import ActionOutcome
 from reconciler.engine.planning.plan import Plan
 from reconciler.errors import RefusedForSafety
 from reconciler.findings import plural
@@ -37,7 +37,7 @@ class TerminalReview:
         self.show_unmanaged = show_unmanaged
         self.plan_to_stderr = plan_to_stderr  # stdout is for a report a program reads
         self.approved: Plan | None = None  # the plan being carried out, once approved
-        self.outcomes: list[Outcome] = []
+        self.outcomes: list[ActionOutcome] = []
 
     def show(self, plan: Plan) -> None:
         self.progress.finish()
@@ -50,7 +50,7 @@ class TerminalReview:
         self.approved = plan
         self.progress.stage(APPLYING, len(plan.actions))
 
-    def action_done(self, outcome: Outcome) -> None:
+    def action_done(self, outcome: ActionOutcome) -> None:
         self.outcomes.append(outcome)
         self.progress.advance()
 

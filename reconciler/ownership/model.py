@@ -122,10 +122,6 @@ class Ownership:
         relative = self.relative(file)
         return next((team for team in self.teams if team.owns(relative)), None)
 
-    def owners_of_file(self, file: str) -> tuple[str, ...]:
-        team = self.team_of(file)
-        return team.owners if team is not None else self.central
-
     def may(self, file: str, right: str) -> bool:
         """Whether what ``file`` declares may hold ``right`` (a central file may hold all)."""
         team = self.team_of(file)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
+
 from reconciler.access.model import AccessReport
 from reconciler.render.access_parts import (
     COLUMNS,
@@ -27,17 +29,22 @@ FINDING_STYLES = {"administrator": "warning", "unusual_domain": "warning"}
 
 
 def _table(rows: Sequence[dict[str, str]], indent: str) -> list[str]:
-    """Rows aligned in columns, with a header line."""
-    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in COLUMNS}
-    lines = ["  ".join(c.ljust(widths[c]) for c in COLUMNS).rstrip()]
-    lines += ["  ".join(r[c].ljust(widths[c]) for c in COLUMNS).rstrip() for r in rows]
+    """Rows aligned in columns, with a header line, by the cells a terminal gives each
+    character (``rich.cells``): a wide letter takes two, as names in CJK scripts do."""
+    widths = {c: max(cell_len(c), *(cell_len(r[c]) for r in rows)) for c in COLUMNS}
+    lines = ["  ".join(_pad(c, widths[c]) for c in COLUMNS).rstrip()]
+    lines += ["  ".join(_pad(r[c], widths[c]) for c in COLUMNS).rstrip() for r in rows]
     return [indent + line for line in lines]
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - cell_len(text))
 
 
 def access_lines(report: AccessReport) -> list[Line]:
     lines = [Line(text, "heading") for text in opening(report)] + [Line("")]
     if report.findings:
-        width = max(len(label) for label in FINDING_LABELS.values())
+        width = max(cell_len(label) for label in FINDING_LABELS.values())
         lines.append(Line(f"Findings ({len(report.findings)}):", "heading"))
         for f in report.findings:
             text = f"  {FINDING_LABELS[f.kind]:<{width}}  {f.person}: {f.detail}"

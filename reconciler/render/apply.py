@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.api.client import ClientStats
-from reconciler.engine.apply.executor import ApplyReport, Outcome
+from reconciler.engine.apply.executor import ActionOutcome, ApplyReport
 from reconciler.engine.planning.plan import Plan
 from reconciler.findings import plural
 from reconciler.render.escape import visible
@@ -65,7 +65,7 @@ REFUSED_HINT = (
 )
 
 
-def interruption(plan: Plan | None, outcomes: Sequence[Outcome]) -> tuple[str, bool]:
+def interruption(plan: Plan | None, outcomes: Sequence[ActionOutcome]) -> tuple[str, bool]:
     """What an interrupted apply had done and had not: the message, and whether the site may
     have changed at all (``plan`` is None when it was stopped before any change began)."""
     if plan is None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler import codec
-from reconciler.engine.records.diff import RecordChange
+from reconciler.engine.records.diff import VersionChange
 from reconciler.render.escape import visible
 from reconciler.render.formats import Format, Formats, View
 from reconciler.render.templating import render_markdown
@@ -25,7 +25,7 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def _line(change: RecordChange) -> str:
+def _line(change: VersionChange) -> str:
     what = f'{change.kind} "{change.name}"' if change.kind != "records" else change.name
     if change.field is None and change.change == "added":
         return f"+ {what} recorded: {_value(change.after)}"
@@ -44,7 +44,7 @@ class RecordsDiff:
     site: str
     first: int
     second: int
-    changes: list[RecordChange]
+    changes: list[VersionChange]
 
     @property
     def title(self) -> str:
@@ -56,7 +56,7 @@ def _json(diff: RecordsDiff, view: View) -> str:
         "site": diff.site,
         "from": diff.first,
         "to": diff.second,
-        "changes": codec.to_data(diff.changes, list[RecordChange]),
+        "changes": codec.to_data(diff.changes, list[VersionChange]),
     }
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
@@ -71,7 +71,7 @@ def _markdown(diff: RecordsDiff, view: View) -> str:
     )
 
 
-def _cells(change: RecordChange) -> tuple[str, ...]:
+def _cells(change: VersionChange) -> tuple[str, ...]:
     before, after = _value(change.before), _value(change.after)
     return (change.change, change.kind, change.name, change.field or "", before, after)
 

@@ -78,7 +78,7 @@ class GroupRow:
 
 
 @dataclass(frozen=True, slots=True)
-class NewUser:
+class NewUserRow:
     """A user to insert (from a seed or ``user_add``); ``id`` None lets SQLite number it."""
 
     id: int | None

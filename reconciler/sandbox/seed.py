@@ -23,7 +23,7 @@ from reconciler.sandbox.params import has_control_characters
 from reconciler.sandbox.rows import (
     DEFAULT_USER_PERMISSIONS,
     NewGroup,
-    NewUser,
+    NewUserRow,
     NewWorkspace,
 )
 from reconciler.sandbox.rules import NO_PERMISSION_FLAG, name_problem, stored_overrides
@@ -45,7 +45,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: big seeds lo
 class Seed:
     """A checked seed, ready to insert: every user ID assigned, every reference resolved."""
 
-    users: list[NewUser]
+    users: list[NewUserRow]
     workspaces: list[NewWorkspace]
     groups: list[NewGroup]
     settings: SandboxSettings
@@ -134,10 +134,10 @@ def _entries(
     return value
 
 
-def _users(entries: list[Mapping[str, Any]]) -> list[NewUser]:
+def _users(entries: list[Mapping[str, Any]]) -> list[NewUserRow]:
     explicit = [_id(entry, f"users[{i}]") for i, entry in enumerate(entries)]
     next_id = max((i for i in explicit if i is not None), default=0) + 1
-    users: list[NewUser] = []
+    users: list[NewUserRow] = []
     seen: dict[str, dict[object, str]] = {"id": {}, "username": {}, "email": {}, "api_key": {}}
     for index, entry in enumerate(entries):
         where = f"users[{index}]"
@@ -149,7 +149,7 @@ def _users(entries: list[Mapping[str, Any]]) -> list[NewUser]:
         secret = _text(entry, "api_secret", where, default=None)
         if (api_key is None) != (secret is None):
             raise SeedError(f"{where}: api_key and api_secret go together (give both or neither)")
-        user = NewUser(
+        user = NewUserRow(
             id=user_id,
             username=_text(entry, "username", where, required=True),
             email=_text(entry, "email", where, required=True),
@@ -184,7 +184,7 @@ def _users(entries: list[Mapping[str, Any]]) -> list[NewUser]:
     return users
 
 
-def _resolver(users: list[NewUser]) -> Any:
+def _resolver(users: list[NewUserRow]) -> Any:
     by_id = {user.id: user.id for user in users}
     by_name = {user.username: user.id for user in users}
     by_email = {username_key(user.email): user.id for user in users}

@@ -17,7 +17,7 @@ from reconciler.sandbox.rows import (
     GroupRow,
     ListedUser,
     NewGroup,
-    NewUser,
+    NewUserRow,
     NewWorkspace,
     UserRow,
     WorkspaceRow,
@@ -49,7 +49,7 @@ _INSERT_USER = (
 )
 
 
-def _user_values(u: NewUser, now: int) -> tuple[object, ...]:
+def _user_values(u: NewUserRow, now: int) -> tuple[object, ...]:
     """The values of ``_INSERT_USER`` for one new user, created and modified ``now``."""
     return (
         u.id, u.username, u.email, u.first_name, u.last_name, u.organization, u.phone,
@@ -90,7 +90,7 @@ class Store:
         return int(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
     def load(
-        self, users: Iterable[NewUser], workspaces: Iterable[NewWorkspace],
+        self, users: Iterable[NewUserRow], workspaces: Iterable[NewWorkspace],
         groups: Iterable[NewGroup], now: int,
     ) -> None:  # fmt: skip
         """Insert a whole seed in one transaction with ``executemany`` (fast for big sites)."""
@@ -140,7 +140,7 @@ class Store:
             )
         return found[0], found[1]
 
-    def add_user(self, user: NewUser, now: int) -> int:
+    def add_user(self, user: NewUserRow, now: int) -> int:
         """Insert one user; its new ID (never one a deleted user had)."""
         with self._conn:
             cursor = self._conn.execute(_INSERT_USER, _user_values(user, now))

@@ -15,7 +15,7 @@ from typing import Protocol
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import Event, PlanApplied, PlanProgress, PolicyApplied, Records, reduce
 from reconciler.engine.apply.bookkeeping import declared_events, reconciled_event
-from reconciler.engine.apply.executor import ApplyReport, Executor, Outcome
+from reconciler.engine.apply.executor import ActionOutcome, ApplyReport, Executor
 from reconciler.engine.planning.manifest_snapshot import desired_from_data
 from reconciler.engine.planning.plan import Plan
 from reconciler.engine.planning.plan_file import PlanFile
@@ -66,7 +66,7 @@ async def apply_manifest(
     site: OpenSite,
     options: PlanOptions,
     review: Review,
-    on_progress: Callable[[Outcome], None] = lambda outcome: None,
+    on_progress: Callable[[ActionOutcome], None] = lambda outcome: None,
 ) -> ApplyResult:
     """Plan under the lock, show the plan, ask, and carry it out."""
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
@@ -90,7 +90,7 @@ async def apply_saved(
     site: OpenSite,
     overrides: PlanOptions,
     review: Review,
-    on_progress: Callable[[Outcome], None] = lambda outcome: None,
+    on_progress: Callable[[ActionOutcome], None] = lambda outcome: None,
     *,
     job_manifest: LoadedManifest | None = None,
 ) -> ApplyResult:
@@ -180,7 +180,7 @@ async def _execute(
     site: OpenSite,
     state: ledger.LockedRecords,
     seen: Observation,
-    on_progress: Callable[[Outcome], None],
+    on_progress: Callable[[ActionOutcome], None],
 ) -> ApplyReport:
     """Carry out ``plan`` and save the records, whatever happens on the way.
 

@@ -41,7 +41,7 @@ Status = Literal["done", "failed", "skipped", "unknown"]
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class ActionOutcome:
     action: WriteAction
     status: Status
     detail: str = ""
@@ -50,7 +50,7 @@ class Outcome:
 
 @dataclass
 class ApplyReport:
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[ActionOutcome] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)  # write calls sent, by method
     seconds: float = 0.0  # the time the work took (not the time spent asking)
 
@@ -79,7 +79,7 @@ class Executor:
         records: Records,
         journal: Journal,
         check: RunCheck,
-        on_progress: Callable[[Outcome], None] = lambda outcome: None,
+        on_progress: Callable[[ActionOutcome], None] = lambda outcome: None,
         before_ids: Iterable[int] = (),
         groups_before: Iterable[int] = (),
     ) -> None:
@@ -98,7 +98,7 @@ class Executor:
         recorded_groups = (group.id for group in records.groups.values() if group.id is not None)
         self.groups_before = frozenset((*groups_before, *recorded_groups))  # listed or recorded
         self._left: dict[str, float] = {}  # writes that left, by action ID: lands by (Unix)
-        self._queued: dict[str, asyncio.Task[Outcome]] = {}  # this phase's actions
+        self._queued: dict[str, asyncio.Task[ActionOutcome]] = {}  # this phase's actions
         self._dropped: set[str] = set()  # queued writes cancelled when the lease was lost
 
     @property
@@ -126,7 +126,7 @@ class Executor:
                 self._not_sent(a) if a.id in self._dropped else r
                 for a, r in zip(batch, done, strict=True)
             ]
-            report.outcomes += [r for r in done if isinstance(r, Outcome)]
+            report.outcomes += [r for r in done if isinstance(r, ActionOutcome)]
             if self.lost is not None:
                 raise self._stopped(report, actions)
             failures = [r for r in done if isinstance(r, BaseException)]
@@ -146,36 +146,38 @@ class Executor:
             return  # RunCheck refuses every user deletion it cannot judge
         self.check = self.check.with_users(live_user(user) for user in users)
 
-    async def _run(self, action: WriteAction, hold: bool, records: Records) -> Outcome:
+    async def _run(self, action: WriteAction, hold: bool, records: Records) -> ActionOutcome:
         """Run ``action`` unless held (destruction after a failure), blocked or refused."""
         blocked = [dep for dep in action.depends_on if self.status.get(dep) != "done"]
         refusal = self.check.refusal(action, records)
         if hold:
-            outcome = Outcome(action, "skipped", "deletions wait until every other change is done")
+            outcome = ActionOutcome(
+                action, "skipped", "deletions wait until every other change is done"
+            )
         elif blocked:
-            outcome = Outcome(action, "skipped", f"{blocked[0]} did not complete")
+            outcome = ActionOutcome(action, "skipped", f"{blocked[0]} did not complete")
         elif refusal is not None:
             detail = f"refused at the moment it was to run: {refusal}"
-            outcome = Outcome(action, "skipped", detail, refused=True)
+            outcome = ActionOutcome(action, "skipped", detail, refused=True)
         else:
             try:
                 bound = action.bind(self.new_ids)
             except Unbound as exc:
-                outcome = Outcome(action, "skipped", f"{exc}, so this cannot be done")
+                outcome = ActionOutcome(action, "skipped", f"{exc}, so this cannot be done")
             else:
                 outcome = await self._perform(bound)
         self.status[action.id] = outcome.status
         self.on_progress(outcome)
         return outcome
 
-    async def _perform(self, action: WriteAction, attempt: int = 1) -> Outcome:
+    async def _perform(self, action: WriteAction, attempt: int = 1) -> ActionOutcome:
         if self.halted or self.lost is not None:
-            return Outcome(action, "skipped", self._why_not_sent())
+            return ActionOutcome(action, "skipped", self._why_not_sent())
         try:
             action = action.as_sent(self._known())
             result = await action.call(self.client.guarded(lambda: self._leaving(action)))
         except _NotSent:
-            return Outcome(action, "skipped", self._why_not_sent())
+            return ActionOutcome(action, "skipped", self._why_not_sent())
         except asyncio.CancelledError:
             # Interrupted (Ctrl-C): a write that had left may have happened. Kept as pending,
             # the next apply reads the site before sending it again.
@@ -254,8 +256,8 @@ class Executor:
             return "not sent: the lock of the records was lost before this write could leave"
         return "the records could not be written, so no more writes are sent"
 
-    def _not_sent(self, action: WriteAction) -> Outcome:
-        outcome = Outcome(action, "skipped", self._why_not_sent())
+    def _not_sent(self, action: WriteAction) -> ActionOutcome:
+        outcome = ActionOutcome(action, "skipped", self._why_not_sent())
         self.status[action.id] = outcome.status
         self.on_progress(outcome)
         return outcome
@@ -280,7 +282,7 @@ class Executor:
 
     async def _after_unknown(
         self, action: WriteAction, attempt: int, why: str = "", *, late: bool = False
-    ) -> Outcome:
+    ) -> ActionOutcome:
         """Look at the site before trying again: never create anything twice.
 
         A write whose answer did not come within the deadline (``late``) is never sent again
@@ -298,7 +300,7 @@ class Executor:
             return await self._unknown(action, settlement.reason)
         if settlement.remaining is None:
             first = f"{why}; " if why else "no answer came, but "
-            return Outcome(action, "done", f"{first}the site shows it was applied")
+            return ActionOutcome(action, "done", f"{first}the site shows it was applied")
         if late:
             return await self._unknown(
                 settlement.remaining,
@@ -310,21 +312,21 @@ class Executor:
             return await self._unknown(settlement.remaining, why or "no answer, twice")
         return await self._perform(settlement.remaining, attempt + 1)
 
-    async def _done(self, action: WriteAction, result: Result, detail: str = "") -> Outcome:
+    async def _done(self, action: WriteAction, result: Result, detail: str = "") -> ActionOutcome:
         await self._journal("done", action, result=result.to_data())
         self.events.append(Done(action, result))
         self.new_ids.update(action.new_user_ids(result))
-        return Outcome(action, "done", detail)
+        return ActionOutcome(action, "done", detail)
 
-    async def _failed(self, action: WriteAction, exc: SiteError) -> Outcome:
+    async def _failed(self, action: WriteAction, exc: SiteError) -> ActionOutcome:
         await self._journal("failed", action, error=exc.message)
-        return Outcome(action, "failed", str(exc))
+        return ActionOutcome(action, "failed", str(exc))
 
-    async def _unknown(self, action: WriteAction, reason: str) -> Outcome:
+    async def _unknown(self, action: WriteAction, reason: str) -> ActionOutcome:
         lands_by = self._lands_by()
         await self._journal("unknown", action, reason=reason, until=lands_by)
         self.events.append(Pending(action, lands_by))
-        return Outcome(action, "unknown", reason)
+        return ActionOutcome(action, "unknown", reason)
 
 
 class _NotSent(Exception):

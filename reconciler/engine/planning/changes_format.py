@@ -74,8 +74,6 @@ codec.hook(
     FieldValue, lambda value: list(value) if isinstance(value, tuple) else value, field_value
 )
 
-_CHANGES = tuple[_Written, ...]
-
 
 def write_change(change: Change) -> Any:
     """A change as a plan file's ``changes`` hold it."""

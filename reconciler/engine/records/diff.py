@@ -22,7 +22,7 @@ _KEYED = {"references": "reference", "digests": "digest of"}
 
 
 @dataclass(frozen=True, slots=True)
-class RecordChange:
+class VersionChange:
     """One object (or setting of the records) that changed, and one field of it."""
 
     kind: str  # workspace, group, user, reference, records
@@ -35,7 +35,7 @@ class RecordChange:
 
 def versions_changes(
     old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, *, site: str, where: str
-) -> list[RecordChange]:
+) -> list[VersionChange]:
     """Every change between two stored versions, each read as records first: versions
     written by different releases (record formats) compare by what they record."""
 
@@ -49,7 +49,7 @@ def versions_changes(
     return records_changes(as_records(old), as_records(new))
 
 
-def records_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[RecordChange]:
+def records_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[VersionChange]:
     """Every change from ``old`` to ``new`` (two records documents), object by object."""
     from deepdiff import DeepDiff  # imported here: only `state diff` needs it
 
@@ -93,13 +93,15 @@ def _get(document: Mapping[str, Any], place: tuple[str, ...]) -> Any:
     return value
 
 
-def _change(place: tuple[str, ...], old: Mapping[str, Any], new: Mapping[str, Any]) -> RecordChange:
+def _change(
+    place: tuple[str, ...], old: Mapping[str, Any], new: Mapping[str, Any]
+) -> VersionChange:
     before, after = _get(old, place), _get(new, place)
     change: Change = "added" if before is None else "removed" if after is None else "changed"
     table = place[0]
     if table in _OBJECTS:
         field = place[2] if len(place) > 2 else None
-        return RecordChange(_OBJECTS[table], place[1], change, field, before, after)
+        return VersionChange(_OBJECTS[table], place[1], change, field, before, after)
     if table in _KEYED and len(place) > 1:
-        return RecordChange(_KEYED[table], place[1], change, None, before, after)
-    return RecordChange("records", table, change, None, before, after)
+        return VersionChange(_KEYED[table], place[1], change, None, before, after)
+    return VersionChange("records", table, change, None, before, after)

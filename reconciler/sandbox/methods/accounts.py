@@ -29,7 +29,7 @@ from reconciler.sandbox.params import (
     required_text,
     zero_or_one,
 )
-from reconciler.sandbox.rows import DEFAULT_USER_PERMISSIONS, NewUser
+from reconciler.sandbox.rows import DEFAULT_USER_PERMISSIONS, NewUserRow
 
 _USERNAME = re.compile(r"[A-Za-z0-9_.@-]+")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
@@ -56,7 +56,7 @@ def user_add(call: Call) -> dict[str, Any]:
     ):  # fmt: skip
         if has_control_characters(text):
             raise ApiError(400, f"{name} must not contain control characters.")
-    user = NewUser(
+    user = NewUserRow(
         id=None,
         username=username,
         email=email,
