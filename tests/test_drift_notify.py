@@ -185,9 +185,11 @@ def _report(**items: list[Any]) -> Any:
 
 
 def _members(kind: str, name: str, detail: str, *extra: str) -> Any:
-    from reconciler.engine.drift import DriftItem, MembersDifference
+    from reconciler.core.changes import MEMBERS, FieldChange
+    from reconciler.engine.drift import DriftItem
 
-    return DriftItem(kind, name, detail, (MembersDifference((), extra, "recorded"),), "update")
+    leaving = FieldChange(MEMBERS[kind], before=extra, after=(), basis="recorded")  # type: ignore[index]
+    return DriftItem(kind, name, detail, (leaving,), "update")
 
 
 def test_an_item_whose_detail_changes_is_news_again_and_a_gone_one_is_resolved() -> None:

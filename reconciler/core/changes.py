@@ -23,20 +23,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from reconciler.kinds import group, user, workspace
-from reconciler.kinds.change import Basis
+from reconciler.kinds.change import (
+    NOTHING as NOTHING,
+)
+from reconciler.kinds.change import (
+    FieldChange as FieldChange,
+)
+from reconciler.kinds.change import (
+    FieldValue as FieldValue,
+)
+from reconciler.kinds.change import (
+    Side as Side,
+)
+from reconciler.kinds.change import (
+    field_value as field_value,
+)
 
 ObjectKind = Literal["workspace", "group", "user"]
 ChangeKind = Literal[
     "create", "update", "replace", "delete", "needs-replacement", "renamed", "differs"
 ]
-
-FieldValue = bool | int | str | tuple[str, ...] | None
-"""A field's value as reports show it: a flag, a name, names or flags in order, or ``None``
-(an override that is off)."""
 
 MEMBERS: Mapping[ObjectKind, str | None] = {
     "workspace": workspace.MEMBERS,
@@ -44,58 +53,6 @@ MEMBERS: Mapping[ObjectKind, str | None] = {
     "user": user.MEMBERS,
 }
 """Which field of each kind says who belongs to an object (None: the kind has none)."""
-
-
-class Nothing(Enum):
-    """No value on this side of a change: before a create, after a delete. Not ``None``,
-    which is a value (an override that is off)."""
-
-    NOTHING = "nothing"
-
-
-NOTHING: Final = Nothing.NOTHING
-Side = FieldValue | Literal[Nothing.NOTHING]
-"""One side of a field's change: its value, or nothing (the object is not there)."""
-
-
-def field_value(value: object) -> FieldValue:
-    """``value`` as a change holds it: a set of names or flags sorted, a sequence kept in its
-    order. ``TypeError`` for what no field holds (a plan file edited by hand)."""
-    if isinstance(value, frozenset | set):
-        value = sorted(value)
-    if isinstance(value, list | tuple):
-        if all(isinstance(item, str) for item in value):
-            return tuple(value)
-    elif value is None or isinstance(value, bool | int | str):
-        return value
-    raise TypeError(f"expected a field's value, not {value!r:.40}")
-
-
-@dataclass(frozen=True, slots=True)
-class FieldChange:
-    """One field of an object: what is there before and what the manifest wants after."""
-
-    field: str  # the name of a field of the kind's spec, or of its members
-    before: Side = NOTHING
-    after: Side = NOTHING
-    basis: Basis | None = None  # how ``before`` was learnt; None: where it does not matter
-
-    @property
-    def joining(self) -> tuple[str, ...]:
-        """Of a members field: who is in it after and not before."""
-        return _only_in(self.after, self.before)
-
-    @property
-    def leaving(self) -> tuple[str, ...]:
-        """Of a members field: who is in it before and not after."""
-        return _only_in(self.before, self.after)
-
-
-def _only_in(side: Side, other: Side) -> tuple[str, ...]:
-    if not isinstance(side, tuple):
-        return ()
-    others = set(other) if isinstance(other, tuple) else set()
-    return tuple(name for name in side if name not in others)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,11 +20,11 @@ from typing import Literal
 
 from reconciler import codec
 from reconciler.core.actions import UserKey, WriteAction
-from reconciler.core.changes import Change, FieldChange, ObjectKind, field_value
+from reconciler.core.changes import Change, FieldChange, ObjectKind
 from reconciler.core.guards import protecting
 from reconciler.core.memberships import MembershipChange, Place
 from reconciler.core.users import UserDirectory, user_order
-from reconciler.kinds.change import Basis, FieldDiff
+from reconciler.kinds.change import Basis
 from reconciler.model import LiveSite, Policy
 
 RecordAction = Literal["move", "forget", "drop-members"]
@@ -221,15 +221,6 @@ def gone_note(gone_id: int | None) -> str | None:
     return f"recorded as ID {gone_id}, which is missing on the site: created again"
 
 
-def differing(differences: Iterable[FieldDiff]) -> tuple[FieldChange, ...]:
-    """The fields that differ, as the site (or the records) has them before and the manifest
-    wants them after."""
-    return tuple(
-        FieldChange(f.field, field_value(f.live), field_value(f.desired), f.basis)
-        for f in differences
-    )
-
-
 __all__ = [
     "NOTHING_PLANNED",
     "Kept",
@@ -237,7 +228,6 @@ __all__ = [
     "PlanOptions",
     "Planned",
     "RecordChange",
-    "differing",
     "gone_note",
     "joined",
     "kept_by_policy",

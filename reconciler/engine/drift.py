@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from reconciler import codec
 from reconciler.access.words import drift_sentence
-from reconciler.core.changes import Change, FieldChange, value_text
+from reconciler.core.changes import MEMBERS, Change, FieldChange, value_text
 from reconciler.engine.planning.plan import Plan
 
 Category = Literal[
@@ -37,44 +37,30 @@ DRIFT_CATEGORIES = CATEGORIES[:5]  # the ones that mean "out of sync"
 an object gone from the site and the manifest): out of sync until an apply saves them."""
 
 
-@dataclass(frozen=True, slots=True)
-class SettingDifference:
-    """A setting as the site shows it and as the manifest says it, and how it was learnt."""
-
-    field: str
-    site: Any
-    manifest: Any
-    basis: str | None
-
-    def to_data(self) -> dict[str, Any]:
-        return codec.to_data(self)  # type: ignore[no-any-return]
-
-    def facts(self) -> tuple[Any, ...]:
-        """What differs, without how it was learnt."""
-        return (self.field, self.site, self.manifest)
+def difference_data(kind: str, field: FieldChange) -> dict[str, Any]:
+    """One difference as drift's JSON writes it: a setting as the site shows it and as the
+    manifest says it, or the members the manifest declares that the site lacks (``missing``)
+    and the reverse (``extra``); and how it was learnt."""
+    if field.field == MEMBERS.get(kind):  # type: ignore[call-overload]
+        members = {"missing": list(field.joining), "extra": list(field.leaving)}
+        return {"field": "members", **members, "basis": field.basis}
+    return {
+        "field": field.field,
+        "site": _plain(field.before),
+        "manifest": _plain(field.after),
+        "basis": field.basis,
+    }
 
 
-@dataclass(frozen=True, slots=True)
-class MembersDifference:
-    """The members the manifest declares that the site lacks (``missing``), and the reverse."""
-
-    missing: tuple[str, ...]
-    extra: tuple[str, ...]
-    basis: str | None
-
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "field": "members",
-            "missing": list(self.missing),
-            "extra": list(self.extra),
-            "basis": self.basis,
-        }
-
-    def facts(self) -> tuple[Any, ...]:
-        return ("members", self.missing, self.extra)
+def difference_facts(kind: str, field: FieldChange) -> tuple[Any, ...]:
+    """What differs, without how it was learnt: what drift news digests."""
+    if field.field == MEMBERS.get(kind):  # type: ignore[call-overload]
+        return ("members", field.joining, field.leaving)
+    return (field.field, field.before, field.after)
 
 
-Difference = SettingDifference | MembersDifference
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,14 +75,14 @@ class DriftItem:
     kind: str
     name: str
     detail: str
-    differences: tuple[Difference, ...] = ()
+    differences: tuple[FieldChange, ...] = ()  # the change's own fields that differ
     action: str = ""
     refs: tuple[str | int, ...] = ()
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind, "name": self.name, "detail": self.detail}
         if self.differences:
-            data["differences"] = [d.to_data() for d in self.differences]
+            data["differences"] = [difference_data(self.kind, d) for d in self.differences]
         return data
 
 
@@ -166,17 +152,13 @@ class DriftReport:
         return data
 
 
-def differences(change: Change) -> tuple[Difference, ...]:
-    """Field by field, for programs and auditors: what the site shows and what the manifest
-    says (settings), or which members are missing and extra, and how each was learnt. An
-    object to be created or deleted has none: the object itself is missing or extra."""
-    found: list[Difference] = [
-        SettingDifference(f.field, f.before, f.after, f.basis) for f in change.changed_values
-    ]
+def differences(change: Change) -> tuple[FieldChange, ...]:
+    """Field by field, for programs and auditors: the settings that differ, then who joins
+    and leaves, each with how it was learnt (``difference_data``). An object to be created
+    or deleted has none: the object itself is missing or extra."""
     members = change.membership
-    if members is not None and (members.joining or members.leaving):
-        found.append(MembersDifference(members.joining, members.leaving, members.basis))
-    return tuple(found)
+    joined = (members,) if members is not None and (members.joining or members.leaving) else ()
+    return (*change.changed_values, *joined)
 
 
 def drift_report(plan: Plan) -> DriftReport:

@@ -33,6 +33,7 @@ from reconciler.engine.drift import (
     DriftItem,
     DriftReport,
     SinceLast,
+    difference_facts,
     drift_report,
 )
 from reconciler.engine.records import ledger
@@ -62,7 +63,7 @@ def item_key(category: str, item: DriftItem) -> str:
         _name(item),
         item.action,
         list(item.refs),
-        [d.facts() for d in item.differences],
+        [difference_facts(item.kind, d) for d in item.differences],
     ]
     text = json.dumps(facts, sort_keys=True, ensure_ascii=False, default=_sorted)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

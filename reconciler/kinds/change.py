@@ -1,4 +1,4 @@
-"""What every kind shares: a fact known or not, a field that differs, and a spec's fields.
+"""What every kind shares: a fact known or not, a field that changes, and a spec's fields.
 
 A kind's *spec* is one frozen dataclass of the settings the manifest declares for an object
 of that kind (``WorkspaceSpec``, ``UserSpec``). The rest of the tool handles specs through
@@ -14,11 +14,12 @@ as before, and its callers may still name those fields when they build or read o
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
@@ -41,15 +42,67 @@ class Known(Generic[T]):
     value: T
 
 
-@dataclass(frozen=True, slots=True)
-class FieldDiff:
-    """One field of a spec that differs between the site (or records) and the manifest: the
-    generic change every kind reports (``field`` is the spec's field name)."""
+FieldValue = bool | int | str | tuple[str, ...] | None
+"""A field's value as reports show it: a flag, a name, names or flags in order, or ``None``
+(an override that is off)."""
 
-    field: str
-    live: Any
-    desired: Any
-    basis: Basis
+
+class Nothing(enum.Enum):
+    """No value on this side of a change: before a create, after a delete. Not ``None``,
+    which is a value (an override that is off)."""
+
+    NOTHING = "nothing"
+
+
+NOTHING: Final = Nothing.NOTHING
+Side = FieldValue | Literal[Nothing.NOTHING]
+"""One side of a field's change: its value, or nothing (the object is not there)."""
+
+
+def field_value(value: object) -> FieldValue:
+    """``value`` as a change holds it: a set of names or flags sorted, a sequence kept in its
+    order. ``TypeError`` for what no field holds (a plan file edited by hand)."""
+    if isinstance(value, frozenset | set):
+        value = sorted(value)
+    if isinstance(value, list | tuple):
+        if all(isinstance(item, str) for item in value):
+            return tuple(value)
+    elif value is None or isinstance(value, bool | int | str):
+        return value
+    raise TypeError(f"expected a field's value, not {value!r:.40}")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One field of an object: what is there before and what the manifest wants after."""
+
+    field: str  # the name of a field of the kind's spec, or of its members
+    before: Side = NOTHING
+    after: Side = NOTHING
+    basis: Basis | None = None  # how ``before`` was learnt; None: where it does not matter
+
+    @classmethod
+    def differing(cls, field: str, before: object, after: object, basis: Basis) -> FieldChange:
+        """A field that differs: what the site (or the records) has, what the manifest wants,
+        each as a change holds it (``field_value``)."""
+        return cls(field, field_value(before), field_value(after), basis)
+
+    @property
+    def joining(self) -> tuple[str, ...]:
+        """Of a members field: who is in it after and not before."""
+        return _only_in(self.after, self.before)
+
+    @property
+    def leaving(self) -> tuple[str, ...]:
+        """Of a members field: who is in it before and not after."""
+        return _only_in(self.before, self.after)
+
+
+def _only_in(side: Side, other: Side) -> tuple[str, ...]:
+    if not isinstance(side, tuple):
+        return ()
+    others = set(other) if isinstance(other, tuple) else set()
+    return tuple(name for name in side if name not in others)
 
 
 # --- names --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reconciler.kinds.change import FieldDiff, Origin, fold
+from reconciler.kinds.change import FieldChange, Origin, fold
 
 KIND = "user"
 
@@ -109,19 +109,19 @@ def shown(spec: UserSpec) -> dict[str, Any]:
     return {name: getattr(spec, name) for name in SHOWN_ON_CREATE}
 
 
-def differences(want: UserSpec, live: LiveView) -> tuple[FieldDiff, ...]:
+def differences(want: UserSpec, live: LiveView) -> tuple[FieldChange, ...]:
     """What the site shows otherwise than declared, for the facts the site reported. The
     e-mail address is compared without regard to case; a name the manifest leaves empty is
     not compared."""
-    found: list[FieldDiff] = []
+    found: list[FieldChange] = []
     if live.email and name_key(live.email) != name_key(want.email):
-        found.append(FieldDiff("email", live.email, want.email, "observed"))
+        found.append(FieldChange.differing("email", live.email, want.email, "observed"))
     for name in ("first_name", "last_name"):
         wanted, seen = getattr(want, name), getattr(live, name)
         if seen is not None and wanted and seen != wanted:
-            found.append(FieldDiff(name, seen, wanted, "observed"))
+            found.append(FieldChange.differing(name, seen, wanted, "observed"))
     if live.admin is not None and live.admin != want.admin:
-        found.append(FieldDiff("admin", live.admin, want.admin, "observed"))
+        found.append(FieldChange.differing("admin", live.admin, want.admin, "observed"))
     return tuple(found)
 
 

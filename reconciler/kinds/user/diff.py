@@ -17,7 +17,7 @@ from reconciler.core.records import RecordedUser, Records
 from reconciler.core.users import Resolution
 from reconciler.identity import NameSet, NameTable, same_name, username_key
 from reconciler.kinds import user as kinds_user
-from reconciler.kinds.change import FieldDiff
+from reconciler.kinds.change import FieldChange
 from reconciler.model import DesiredSite, DesiredUser, LiveSite, LiveUser
 
 
@@ -36,7 +36,7 @@ class UserDiff:
     desired: DesiredUser | None
     live: LiveUser | None
     record: RecordedUser | None
-    differences: tuple[FieldDiff, ...] = ()
+    differences: tuple[FieldChange, ...] = ()
     gone_id: int | None = None
     unobservable: tuple[str, ...] = ()  # the site reports every fact compared of a user
 

@@ -12,7 +12,6 @@ from reconciler.core.planning import (
     Kept,
     PlanInputs,
     Planned,
-    differing,
     gone_note,
     joined,
     renamed,
@@ -50,7 +49,7 @@ def _planned(diffs: Iterable[UserDiff]) -> Iterator[Planned]:
                         diff.username,
                         "differs",
                         id=diff.live.id if diff.live else None,
-                        fields=differing(diff.differences),
+                        fields=diff.differences,
                         hint=DIFFERS_HINT,
                     ),
                 )

@@ -18,7 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from reconciler.kinds.change import FieldDiff, Known, Origin, field_names, fold, spread, values
+from reconciler.kinds.change import (
+    FieldChange,
+    Known,
+    Origin,
+    field_names,
+    fold,
+    spread,
+    values,
+)
 from reconciler.spec import with_implied_flags
 
 Overrides = frozenset[str] | None
@@ -153,13 +161,15 @@ _UNKNOWN = object()
 
 def compare(
     want: WorkspaceSpec, live: LiveView, record: RecordedSettings | None
-) -> tuple[tuple[FieldDiff, ...], tuple[str, ...]]:
-    """The settings that differ (each needs a replacement) and those that cannot be known.
+) -> tuple[tuple[FieldChange, ...], tuple[FieldChange, ...], tuple[str, ...]]:
+    """The settings that differ and need a replacement, those that differ and do not (a
+    setting the site could change in place: compared and reported, never dropped), and
+    those that cannot be known.
 
     An override is compared as observed where the site shows it, else as recorded; a setting
     the site never reports is compared as recorded. Neither: it is unobservable, not guessed.
     """
-    differ: list[FieldDiff] = []
+    differ: list[FieldChange] = []
     unobservable: list[str] = []
     for name in COMPARED:
         wanted = getattr(want, name)
@@ -167,14 +177,16 @@ def compare(
         recorded = record.known(name) if record is not None else None
         if observed is not _UNKNOWN:
             if observed != wanted:
-                differ.append(FieldDiff(name, observed, wanted, "observed"))
+                differ.append(FieldChange.differing(name, observed, wanted, "observed"))
         elif recorded is not None:
             if recorded.value != wanted:
-                differ.append(FieldDiff(name, recorded.value, wanted, "recorded"))
+                differ.append(FieldChange.differing(name, recorded.value, wanted, "recorded"))
         else:
             what = f"{name} override" if name in OVERRIDES else name
             unobservable.append(f"{what}: the site does not report it")
-    return tuple(d for d in differ if d.field in REQUIRES_REPLACEMENT), tuple(unobservable)
+    replacement = tuple(d for d in differ if d.field in REQUIRES_REPLACEMENT)
+    in_place = tuple(d for d in differ if d.field not in REQUIRES_REPLACEMENT)
+    return replacement, in_place, tuple(unobservable)
 
 
 def _observed(

@@ -20,7 +20,7 @@ from reconciler.core.records import RecordedWorkspace, Records
 from reconciler.core.users import Resolution
 from reconciler.identity import NameSet, NameTable, path_key, same_name, workspace_key
 from reconciler.kinds import workspace
-from reconciler.kinds.change import Basis, FieldDiff
+from reconciler.kinds.change import Basis, FieldChange
 from reconciler.model import DesiredSite, DesiredWorkspace, LiveSite, LiveWorkspace
 from reconciler.spec import workspace_path
 
@@ -44,7 +44,8 @@ class WorkspaceDiff:
     users_to_add: frozenset[UserKey] = frozenset()
     users_to_remove: frozenset[int] = frozenset()
     members_basis: Basis = "observed"
-    replacement: tuple[FieldDiff, ...] = ()
+    replacement: tuple[FieldChange, ...] = ()
+    in_place: tuple[FieldChange, ...] = ()  # settings that differ and need no replacement
     unobservable: tuple[str, ...] = ()
     gone_id: int | None = None
 
@@ -137,7 +138,7 @@ def _present_workspace(
     record: RecordedWorkspace | None,
     users: frozenset[UserKey],
 ) -> WorkspaceDiff:
-    replacement, unobservable = workspace.compare(
+    replacement, in_place, unobservable = workspace.compare(
         want.settings, live, record.settings if record is not None else None
     )
     current = live.users if live.users is not None else (record.members if record else None)
@@ -156,5 +157,6 @@ def _present_workspace(
         frozenset(to_remove),
         basis,
         replacement,
+        in_place,
         unobservable,
     )

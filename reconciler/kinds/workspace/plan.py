@@ -18,7 +18,6 @@ from reconciler.core.planning import (
     NOTHING_PLANNED,
     PlanInputs,
     Planned,
-    differing,
     gone_note,
     joined,
     kept_by_policy,
@@ -74,6 +73,7 @@ def plan(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
             for user in diff.users_to_remove:
                 leaves[user].append(Place(diff.live.id, diff.name))
             parts.append(_updated(diff, inputs))
+            parts.append(_differs(diff))
     adds = tuple(
         _workspace_add(key, names[start : start + MAX_NAMES_PER_WORKSPACE_ADD])
         for key, names in creations.items()
@@ -127,12 +127,35 @@ def _updated(diff: WorkspaceDiff, inputs: PlanInputs) -> Planned:
     return Planned(changes=(change,))
 
 
+def _differs(diff: WorkspaceDiff) -> Planned:
+    """Settings that differ and need no replacement: reported, field by field, never
+    dropped. No API method changes a workspace's settings in place, so none is planned."""
+    if not diff.in_place or diff.live is None:
+        return NOTHING_PLANNED
+    change = Change(
+        "workspace",
+        diff.name,
+        "differs",
+        id=diff.live.id,
+        fields=diff.in_place,
+        hint=IN_PLACE_HINT,
+        site_name=site_spelling(diff.name, diff.live.name),
+    )
+    return Planned(changes=(change,))
+
+
+IN_PLACE_HINT = (
+    "no API method changes this setting of an existing workspace: change it in the web app, "
+    "or change the manifest to match"
+)
+
+
 def _replacement(diff: WorkspaceDiff, inputs: PlanInputs) -> Planned:
     """The replacement if allowed (its actions), else the change saying it is needed (no
     actions). A workspace left as it is still gets its members updated: members never need
     it."""
     assert diff.live is not None and diff.desired is not None
-    fields = differing(diff.replacement)
+    fields = diff.replacement
     site_name = site_spelling(diff.name, diff.live.name)
     pattern = protecting("workspace", inputs.policy.protect, diff.name, diff.live.name)
     if diff.name not in NameSet("workspace", inputs.options.replace) or pattern is not None:
