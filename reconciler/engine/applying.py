@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from reconciler.engine import ledger
+from reconciler.engine.actions import Done
 from reconciler.engine.bookkeeping import declared_events, reconciled_event
 from reconciler.engine.executor import ApplyReport, Executor, Outcome
 from reconciler.engine.manifest_snapshot import desired_from_data
@@ -251,7 +252,10 @@ def _final_save(
     """Fold this apply's results in and save, clearing the journal (folded by this save)."""
     done = executor.records
     statuses = list(executor.status.values())
-    ran = PlanProgress(checksum, statuses.count("done"), statuses.count("unknown"))
+    ended = (end for e in executor.events if isinstance(e, Done) for end in e.action.ended_access())
+    ran = PlanProgress(
+        checksum, statuses.count("done"), statuses.count("unknown"), tuple(dict.fromkeys(ended))
+    )
     final = reduce(done, [*declared_events(desired, done, report), ran])
     if report is not None:
         final = reduce(final, [reconciled_event(seen, plan, final, desired, report)])

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from reconciler import codec
-from reconciler.engine.records import Event, Records, Tables
+from reconciler.engine.records import AccessEnd, Event, Records, Tables
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -187,6 +187,10 @@ class WriteAction(ABC):
     def deletion(self) -> Deletion | None:
         """What this action destroys, if anything."""
         return None
+
+    def ended_access(self) -> Iterable[AccessEnd]:
+        """The accesses this action ends once done (recorded with the plan's run)."""
+        return ()
 
     # --- plan file ----------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from reconciler.engine.actions.base import (
     WriteAction,
 )
 from reconciler.engine.actions.workspaces import bind_users
-from reconciler.engine.records import RecordedGroup, RecordedWorkspace, Tables
+from reconciler.engine.records import AccessEnd, RecordedGroup, RecordedWorkspace, Tables
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -167,6 +167,9 @@ class WorkspaceLeave(_WorkspaceMembership):
     method = "remove_from_workspace"
     default_phase = Phase.WORKSPACE_MEMBERS
     adds = False
+
+    def ended_access(self) -> Iterable[AccessEnd]:
+        return [(self.user_id, target.id) for target in self.targets]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,7 +27,7 @@ from reconciler.engine.actions.base import (
     Settlement,
     WriteAction,
 )
-from reconciler.engine.records import Event, RecordedUser, Records, Tables
+from reconciler.engine.records import AccessEnd, Event, RecordedUser, Records, Tables
 from reconciler.identity import lookup, same_name
 from reconciler.kinds.change import spread, values
 from reconciler.kinds.user import UserSpec
@@ -171,6 +171,9 @@ class UserDelete(WriteAction):
 
     def deletion(self) -> Deletion:
         return Deletion("user", self.username, self.user_id)
+
+    def ended_access(self) -> Iterable[AccessEnd]:
+        return [(self.user_id, None)]  # a deleted user leaves every workspace
 
     async def call(self, client: SiteClient) -> Result:
         """Delete, then confirm from the site's own list: a 404 (which may only mean "Unknown

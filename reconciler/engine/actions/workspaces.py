@@ -19,7 +19,7 @@ from reconciler.engine.actions.base import (
     UserKey,
     WriteAction,
 )
-from reconciler.engine.records import Event, RecordedWorkspace, Records, Tables
+from reconciler.engine.records import AccessEnd, Event, RecordedWorkspace, Records, Tables
 from reconciler.kinds.change import spread
 from reconciler.kinds.workspace import MEMBERS_AT, RecordedSettings, WorkspaceSpec
 
@@ -160,6 +160,9 @@ class WorkspaceDelete(WriteAction):
 
     def deletion(self) -> Deletion:
         return Deletion("workspace", self.name, self.workspace_id, self.reason)
+
+    def ended_access(self) -> Iterable[AccessEnd]:
+        return [(None, self.workspace_id)]  # every member loses it, and every administrator
 
     @property
     def phase(self) -> Phase:
