@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.render.access import neutralised
+from reconciler.render.review import evidence_html
 from reconciler.review import files
 from reconciler.review.check import check_review
 from reconciler.review.files import BadReview, read_review, review_text
@@ -154,3 +155,33 @@ def test_a_file_too_large_is_refused_before_it_is_read(
     monkeypatch.setattr(files, "MAX_REVIEW_BYTES", 100)
     with pytest.raises(BadReview, match="is larger than"):
         read_review(path)
+
+
+def test_the_evidence_page_shows_every_value_as_text() -> None:
+    """A justification or a name is text on the page: never markup, never a request."""
+    hostile = '<img src=x onerror=alert(1)> & "quotes"'
+    evidence = {
+        "site": SITE,
+        "review_file": "q1.csv",
+        "population": {
+            "read_at": "2026-01-05T10:00:00Z", "tool_version": "0.1.0", "row_count": 1,
+            "digest": "sha256:ab", "strict": False,
+        },
+        "closed": {"at": "2026-01-09T10:00:00Z", "by": "vera", "tool_version": "0.1.0"},
+        "summary": {
+            "rows": 1, "keep": 0, "revoke": 1, "removed_by_apply": 0, "removed_otherwise": 1,
+        },
+        "warnings": [],
+        "decisions": [{
+            "person": hostile, "user_id": 1, "workspace": "W", "workspace_id": 2, "via": "member",
+            "reviewer": ["vera"], "decision": "revoke", "justification": hostile,
+            "decided_by": "vera", "decided_at": "2026-01-06",
+        }],
+        "revocations": [{
+            "person": hostile, "user_id": 1, "workspace": "W", "workspace_id": 2,
+            "absent_at": "2026-01-09T10:00:00Z", "removed_by": None,
+        }],
+    }  # fmt: skip
+    page = evidence_html(evidence)
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt; &amp;" in page
+    assert page.count("&lt;img") == 3
