@@ -161,8 +161,16 @@ DEFAULT_MAX_DELETES = 10
 
 
 @dataclass(frozen=True, slots=True)
+class ReviewPolicy:
+    """How ``reconciler review check`` judges a review (``policy.review``)."""
+
+    strict: bool = False  # a decision by someone not assigned to the row is an error
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
-    """What the tool may destroy, and how much at once."""
+    """What the tool may destroy, and how much at once; and who reviews access
+    (``reviewers``: user references, where no owner of a workspace is named)."""
 
     prune: bool = False
     max_delete_fraction: float = 0.25
@@ -173,6 +181,8 @@ class Policy:
     protect_users: tuple[str, ...] = ()
     min_admins: int = 1
     max_user_removal_fraction: float = 0.25
+    reviewers: tuple[str, ...] = ()
+    review: ReviewPolicy = field(default_factory=ReviewPolicy)
 
 
 @dataclass(frozen=True, slots=True)

@@ -321,7 +321,7 @@ def test_the_documented_operator_inputs_are_the_templates_inputs() -> None:
     assert [row[0].strip("`") for row in rows] == list(OPERATIONS)
     assert {n for row in rows for n in re.findall(r"`(\w+)`", row[1])} == github_inputs
     gitlab_variables = {
-        name for name in TEMPLATE["variables"] if name.startswith(("RECORD", "APPLY"))
+        name for name in TEMPLATE["variables"] if name.startswith(("RECORD", "APPLY", "REVIEW_"))
     }
     assert {n for row in rows for n in re.findall(r"`(\w+)`", row[2])} == gitlab_variables
 

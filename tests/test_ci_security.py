@@ -132,6 +132,7 @@ def test_secrets_live_in_environments_and_the_review_plan_has_no_plan_key() -> N
     }
     assert gitlab == {
         "reconciler:plan": "site-review",
+        "reconciler:review-check": None,  # the review file alone: no secrets
         "reconciler:merged-plan": "site-main",
         "reconciler:drift": "site-main",
         "reconciler:apply": "site",

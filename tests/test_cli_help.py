@@ -32,6 +32,10 @@ EXIT_CODES = {
     ("state", "migrate"): {0, 1, 3, 4},
     ("sandbox", "serve"): {0, 1},
     ("sandbox", "reset"): {0, 1},
+    ("review", "start"): {0, 1},
+    ("review", "check"): {0, 1},
+    ("review", "apply"): {0, 1},
+    ("review", "close"): {0, 1},
 }
 """Each command's own exit codes: export and adopt never say "there are changes" (2)."""
 

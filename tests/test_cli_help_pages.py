@@ -2,7 +2,8 @@
 
 The examples run in a checkout of this repository where the README's main job ran (the
 example site applied to the embedded sandbox), each in a fresh copy of it (with a plan saved
-as ``plan.json`` for those that use one), with the real CLI in-process. ``sandbox serve``
+as ``plan.json`` for those that use one, and a review started and decided for those that
+name one), with the real CLI in-process. ``sandbox serve``
 runs until Ctrl-C, so its examples run as a real process, stopped with SIGINT once serving.
 """
 
@@ -24,6 +25,10 @@ from tests.support.cli_runner import run_reconciler
 from tests.support.commands import command_at, commands, help_text
 from tests.support.loopback import reconciler_command
 from tests.support.readme import ROOT
+from tests.support.review import fill, keep
+
+REVIEW_FILE = "2026-q1.csv"
+"""The review file the ``review`` examples name: started and decided for those after start."""
 
 MAX_LINES = 60
 """At the 80 columns of a pipe or a small terminal: the options, the exit codes, examples."""
@@ -73,6 +78,10 @@ def test_each_example_runs_as_shown(
     if "plan.json" in example:
         saved = run_reconciler("plan", "examples/", "--sandbox", "-o", "plan.json")
         assert saved.exit_code == EXIT_OK, saved.output
+    if REVIEW_FILE in example and " review start " not in example:  # a review, decided
+        started = run_reconciler("review", "start", "examples/", "--sandbox", "-o", REVIEW_FILE)
+        assert started.exit_code == EXIT_OK, started.output
+        fill(work / REVIEW_FILE, lambda row: keep())
     words = shlex.split(example)
     assert words[0] == "reconciler"
     redirect = words.index(">") if ">" in words else None

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from reconciler import codec
 from reconciler.manifest import ManifestResult, load_manifest
 from reconciler.manifest.schema import site_schema
 from reconciler.model import DEFAULT_MAX_DELETES, DesiredSite, DesiredWorkspace, Policy, Source
@@ -225,8 +226,7 @@ def test_the_schema_defaults_are_the_model_defaults() -> None:
     keys = site_schema()["properties"]["policy"]["properties"]
     fallback = Policy()
     for key, prop in keys.items():
-        expected = getattr(fallback, key)
-        assert prop["default"] == (list(expected) if isinstance(expected, tuple) else expected)
+        assert prop["default"] == codec.to_data(getattr(fallback, key)), key
 
 
 def test_anchors_aliases_and_merge_keys_are_allowed(tmp_path: Path) -> None:

@@ -47,12 +47,17 @@ async def access_report(
         earlier = earlier_scope(previous[0], scope)
     records = ledger.read(site.store).records
     read = await read_site(site.client, scope, site.progress, earlier)
-    read_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    read_at = read_time()
     report = assemble(site.store.site, read_at, scope, read, records, desired)
     if previous is not None:
         before, origin = previous
         report = replace(report, since=compare(before, report, origin, _covered(read, scope)))
     return report
+
+
+def read_time() -> str:
+    """When a report's read ended, as reports write it (UTC, to the second)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _covered(read: SiteRead, scope: ReportScope) -> Covered:

@@ -68,6 +68,7 @@ COMMAND_MODULES = {
     "export": "reconciler.cli.onboard",
     "adopt": "reconciler.cli.onboard",
     "state": "reconciler.cli.state",
+    "review": "reconciler.cli.access_review",
     "sandbox": "reconciler.cli.sandbox",
 }
 """Where each sub-command is defined. A command imports only its own module: ``plan`` does not

@@ -12,7 +12,7 @@ from reconciler.errors import EXIT_OK, ManifestError, ReconcilerError
 from reconciler.ownership.codeowners import (
     FORGES,
     Forge,
-    Layout,
+    RepositoryLayout,
     block,
     find_codeowners,
     forge_of,
@@ -70,7 +70,7 @@ def codeowners(manifest_dir: str, forge: Forge | None, output: Path | None) -> i
     existing = _read(target)
     chosen = forge or (forge_of(target, existing) if target is not None else "github")
     try:
-        layout = Layout.of(ownership, root, target)
+        layout = RepositoryLayout.of(ownership, root, target)
     except ValueError:
         raise ManifestError(
             f"{output} is not in the repository of the manifest ({root}).",

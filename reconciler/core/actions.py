@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
 
 from reconciler import codec
 from reconciler.access.model import AccessChange, Cause, Effect
-from reconciler.core.records import Event, Records, Tables
+from reconciler.core.records import AccessEnd, Event, Records, Tables
 
 if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
@@ -255,6 +255,11 @@ class WriteAction(ABC):
     def removals(self) -> int:
         """Memberships this action removes (the member-removal guard counts them)."""
         return 0
+
+    def ended_access(self) -> Iterable[AccessEnd]:
+        """The accesses this action ends once done (recorded with the plan's run, so that
+        ``review close`` can name the apply that carried out a revocation)."""
+        return ()
 
     def access_effects(self, view: AccessView) -> Iterable[AccessChange]:
         """Whom this write gives or takes access to a workspace, and why (the plan's "who

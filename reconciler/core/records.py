@@ -63,6 +63,11 @@ class DriftSeen:
     items: tuple[str, ...] = ()
 
 
+AccessEnd = tuple[int | None, int | None]
+"""An access an apply ended: (user ID, workspace ID), each None for "every": a user deleted
+leaves every workspace, a workspace deleted loses every member."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlanRun:
     """How far the apply of one plan got: ``done`` of its ``actions`` were carried out.
@@ -75,6 +80,9 @@ class PlanRun:
     actions: int
     done: int = 0
     unknown: int = 0  # sent, outcome unknown: the next read of the site settles them
+    # The accesses its done writes ended: how ``review close`` names the apply that carried
+    # out a revocation (who ran it and when are the history's, by the plan's checksum).
+    ended: tuple[AccessEnd, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,13 +212,15 @@ class PlanProgress(Event):
     checksum: str
     done: int
     unknown: int = 0
+    ended: tuple[AccessEnd, ...] = ()  # the accesses the done writes ended
 
     def fold(self, tables: Tables) -> None:
         run = tables.plan_runs.get(self.checksum)
         if run is not None:
             done = min(run.actions, self.done)
             unknown = min(run.actions - done, self.unknown)
-            tables.plan_runs[self.checksum] = replace(run, done=done, unknown=unknown)
+            ended = tuple(dict.fromkeys((*run.ended, *self.ended)))
+            tables.plan_runs[self.checksum] = replace(run, done=done, unknown=unknown, ended=ended)
 
 
 @dataclass(frozen=True, slots=True)

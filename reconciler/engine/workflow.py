@@ -18,8 +18,8 @@ import structlog
 from reconciler.core.planning import PlanOptions
 from reconciler.engine.apply.applying import (
     ApplyResult,
+    Approval,
     AutoApprove,
-    Review,
     apply_manifest,
     apply_saved,
 )
@@ -103,10 +103,10 @@ async def export(site: OpenSite, *, users: bool = False) -> Export:
 
 __all__ = [
     "ApplyResult",
+    "Approval",
     "AutoApprove",
     "LoadedManifest",
     "OpenSite",
-    "Review",
     "UnknownUsers",
     "adopt",
     "apply_manifest",

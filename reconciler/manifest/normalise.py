@@ -23,6 +23,7 @@ from reconciler.model import (
     DesiredUser,
     DesiredWorkspace,
     Policy,
+    ReviewPolicy,
 )
 
 
@@ -102,4 +103,6 @@ def _policy(entry: Entry | None) -> Policy:
         max_user_removal_fraction=float(
             given.get("max_user_removal_fraction", fallback.max_user_removal_fraction)
         ),
+        reviewers=tuple(str(reviewer) for reviewer in given.get("reviewers", ())),
+        review=ReviewPolicy(strict=(given.get("review") or {}).get("strict", False)),
     )

@@ -292,6 +292,15 @@ def _policy(manifest: MergedManifest) -> Iterator[Finding]:
                     policy.source(f"{key}[{index}]"),
                     "close the bracket, or write `[[]` for a literal `[`",
                 )
+    for index, reviewer in policy.items("reviewers"):
+        problem = text_problem(reviewer) if isinstance(reviewer, str) else None
+        if problem is not None:
+            yield Finding.error(
+                f"the reviewer {reviewer!r} {problem}",
+                policy.source(f"reviewers[{index}]"),
+                "write the reviewer's username, e-mail address or user ID exactly, with "
+                "nothing around it",
+            )
 
 
 def _unclosed_bracket(pattern: str) -> int | None:

@@ -64,14 +64,14 @@ def forge_of(path: Path, text: str = "") -> Forge:
 
 
 @dataclass(frozen=True, slots=True)
-class Layout:
+class RepositoryLayout:
     """Where the manifest and the CODEOWNERS file are, relative to the repository's root."""
 
     manifest: str  # "" for the root
     codeowners: str | None = None
 
     @classmethod
-    def of(cls, ownership: Ownership, root: Path, codeowners: Path | None) -> Layout:
+    def of(cls, ownership: Ownership, root: Path, codeowners: Path | None) -> RepositoryLayout:
         manifest = Path(ownership.base or ".").resolve().relative_to(root)
         where = None
         if codeowners is not None:
@@ -79,7 +79,7 @@ class Layout:
         return cls("" if manifest == Path(".") else manifest.as_posix(), where)
 
 
-def block(ownership: Ownership, layout: Layout, forge: Forge) -> list[str]:
+def block(ownership: Ownership, layout: RepositoryLayout, forge: Forge) -> list[str]:
     """The lines of the block, its markers included."""
     central = " ".join(ownership.central)
     under = f"/{layout.manifest}/" if layout.manifest else "/"
@@ -146,7 +146,7 @@ def drift(ownership: Ownership | None, manifest_dir: Path) -> Drift | None:
     if span is None:
         return Drift(path, 1, "has no block of the manifest's ownership: the forge does not "
                      "ask the owners the manifest names")  # fmt: skip
-    expected = block(ownership, Layout.of(ownership, root, path), forge_of(path, text))
+    expected = block(ownership, RepositoryLayout.of(ownership, root, path), forge_of(path, text))
     if text.splitlines()[span[0] : span[1] + 1] != expected:
         return Drift(path, span[0] + 1, "has drifted from the manifest's ownership: the forge "
                      "would ask other owners than the plan names")  # fmt: skip

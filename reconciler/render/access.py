@@ -12,9 +12,10 @@ import csv
 import io
 import json
 import re
+from collections.abc import Iterable, Sequence
 
 from reconciler import codec
-from reconciler.access.model import ACCESS_SETTINGS, AccessReport
+from reconciler.access.model import ACCESS_SETTINGS, Access, AccessReport
 from reconciler.access.words import known_text
 from reconciler.render.access_html import render_access_html
 from reconciler.render.access_text import render_access_markdown, render_access_text
@@ -75,15 +76,23 @@ def neutralised(text: str) -> str:
     return _FORMULA.sub(r"\1\2'", text)
 
 
-def render_access_csv(report: AccessReport) -> str:
-    """One row per access. Every text cell is quoted (``QUOTE_NONNUMERIC``: a bare carriage
-    return, a ``;`` or a tab would cut an unquoted one) and neutralised; the IDs are numbers."""
-    names = {p.id: p.name for p in report.people}
+def csv_text(rows: Iterable[Sequence[str | int]]) -> str:
+    """``rows`` as CSV a spreadsheet opens safely: every text cell quoted (``QUOTE_NONNUMERIC``:
+    a bare carriage return, a ``;`` or a tab would cut an unquoted one) and neutralised;
+    numbers (the IDs) as numbers. The one CSV writer of the tool's reports and review files."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
-    writer.writerow(CSV_COLUMNS)
-    for e in report.entries:
-        cells = (
+    for row in rows:
+        writer.writerow([neutralised(c) if isinstance(c, str) else c for c in row])
+    return buffer.getvalue()
+
+
+def render_access_csv(report: AccessReport) -> str:
+    """One row per access, under a row of column names."""
+    names = {p.id: p.name for p in report.people}
+
+    def cells(e: Access) -> tuple[str | int, ...]:
+        return (
             e.workspace,
             e.workspace_id,
             e.person,
@@ -99,8 +108,8 @@ def render_access_csv(report: AccessReport) -> str:
             *(known_text(value) for value in e.access_settings().values()),
             e.manifest or "",
         )
-        writer.writerow([neutralised(c) if isinstance(c, str) else c for c in cells])
-    return buffer.getvalue()
+
+    return csv_text([CSV_COLUMNS, *(cells(e) for e in report.entries)])
 
 
 ACCESS_FORMATS: Formats[AccessReport] = Formats(

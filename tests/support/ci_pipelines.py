@@ -57,14 +57,29 @@ from tests.support.loopback import (
 from tests.support.postgres import APP_ROLE, PostgresServer, run_directory
 
 FORGES = ("github", "gitlab")
-OPERATIONS = ("onboard", "adopt", "state-forget", "state-mv", "targeted-apply")
+OPERATIONS = (
+    "onboard",
+    "adopt",
+    "state-forget",
+    "state-mv",
+    "targeted-apply",
+    "review-start",
+    "review-close",
+)
 """The operator jobs, in the order docs/ci.md and the GitHub inputs list them."""
 ENVIRONMENTS = ("site-review", "site-main", "site")
 """Pull-request plans (read-only); the merged plan and drift; apply and the operator jobs."""
 ROLES = {
-    "github": {"plan": "plan", "merge-plan": "merge-plan", "apply": "apply", "drift": "drift"},
+    "github": {
+        "plan": "plan",
+        "review-check": "review-check",
+        "merge-plan": "merge-plan",
+        "apply": "apply",
+        "drift": "drift",
+    },
     "gitlab": {
         "plan": "reconciler:plan",
+        "review-check": "reconciler:review-check",
         "merge-plan": "reconciler:merged-plan",
         "apply": "reconciler:apply",
         "drift": "reconciler:drift",
@@ -76,6 +91,7 @@ GITLAB_INPUTS = {
     "new_name": "RECORD_NEW_NAME",
     "target": "APPLY_TARGET",
     "exclude": "APPLY_EXCLUDE",
+    "review": "REVIEW_FILE",
 }
 
 
@@ -233,6 +249,10 @@ class Team:
 
     def pull_request(self, number: int) -> JobRun:
         return self._start("pull_request", number=number).run(ROLES[self.forge]["plan"])
+
+    def review_check(self, number: int) -> JobRun:
+        """The access reviews' check of a pull request (merge request) changing them."""
+        return self._start("pull_request", number=number).run(ROLES[self.forge]["review-check"])
 
     def start_merge(self) -> MergeRun:
         return MergeRun(self, self._start("push"))

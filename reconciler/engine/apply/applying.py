@@ -1,6 +1,6 @@
 """The apply jobs: of a manifest, and of a saved plan.
 
-Each plans under the site's lock, shows the plan and asks (``Review``), then carries it out
+Each plans under the site's lock, shows the plan and asks (``Approval``), then carries it out
 journaled (``executor``) and saves the records whatever happens on the way. A saved plan is
 a proposal: made again against the site now, and only the saved actions it still contains
 run, under the strictest policy vouched for (``_under_strictest_policy``).
@@ -12,8 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from reconciler.core.actions import Done
 from reconciler.core.planning import PlanOptions
-from reconciler.core.records import Event, PlanApplied, PlanProgress, PolicyApplied, Records, reduce
+from reconciler.core.records import (
+    Event,
+    PlanApplied,
+    PlanProgress,
+    PolicyApplied,
+    Records,
+    reduce,
+)
 from reconciler.engine.apply.bookkeeping import declared_events, reconciled_event
 from reconciler.engine.apply.executor import ActionOutcome, ApplyReport, Executor
 from reconciler.engine.planning.manifest_snapshot import desired_from_data
@@ -30,7 +38,7 @@ from reconciler.model import DesiredSite, Policy
 from reconciler.state.backend import LockLost
 
 
-class Review(Protocol):
+class Approval(Protocol):
     """How apply shows a plan and asks for approval (the CLI prompts; tests approve)."""
 
     def show(self, plan: Plan) -> None: ...
@@ -65,7 +73,7 @@ async def apply_manifest(
     manifest: LoadedManifest,
     site: OpenSite,
     options: PlanOptions,
-    review: Review,
+    review: Approval,
     on_progress: Callable[[ActionOutcome], None] = lambda outcome: None,
 ) -> ApplyResult:
     """Plan under the lock, show the plan, ask, and carry it out."""
@@ -89,7 +97,7 @@ async def apply_saved(
     plan_file: PlanFile,
     site: OpenSite,
     overrides: PlanOptions,
-    review: Review,
+    review: Approval,
     on_progress: Callable[[ActionOutcome], None] = lambda outcome: None,
     *,
     job_manifest: LoadedManifest | None = None,
@@ -245,7 +253,10 @@ def _final_save(
     """Fold this apply's results in and save, clearing the journal (folded by this save)."""
     done = executor.records
     statuses = list(executor.status.values())
-    ran = PlanProgress(checksum, statuses.count("done"), statuses.count("unknown"))
+    ended = (end for e in executor.events if isinstance(e, Done) for end in e.action.ended_access())
+    ran = PlanProgress(
+        checksum, statuses.count("done"), statuses.count("unknown"), tuple(dict.fromkeys(ended))
+    )
     final = reduce(done, [*declared_events(desired, done, report), ran])
     if report is not None:
         final = reduce(final, [reconciled_event(seen, plan, final, desired, report)])

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reconciler.core.actions import Done, MalformedAction, Pending, Result, WriteAction
-from reconciler.core.records import Event, PlanProgress
+from reconciler.core.records import AccessEnd, Event, PlanProgress
 from reconciler.kinds.registry import action_from_data
 from reconciler.state.backend import Lease, RecordStore
 
@@ -147,8 +147,14 @@ def _progress(plans: dict[str, str], last: dict[str, tuple[str, WriteAction]]) -
     sent with no answer (pending), so a plan cut short can say how far it got."""
     done: Counter[str] = Counter()
     unknown: Counter[str] = Counter()
+    ended: dict[str, dict[AccessEnd, None]] = {}
     for action_id, plan in plans.items():
-        event = last[action_id][0]
+        event, action = last[action_id]
         done[plan] += event == "done"
         unknown[plan] += event in ("intent", "unknown")
-    return [PlanProgress(plan, done[plan], unknown[plan]) for plan in sorted(set(plans.values()))]
+        if event == "done":
+            ended.setdefault(plan, {}).update(dict.fromkeys(action.ended_access()))
+    return [
+        PlanProgress(plan, done[plan], unknown[plan], tuple(ended.get(plan, {})))
+        for plan in sorted(set(plans.values()))
+    ]

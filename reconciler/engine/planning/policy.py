@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reconciler.model import Policy
+from reconciler.model import Policy, ReviewPolicy
 
 
 def strictest(policies: Iterable[Policy]) -> Policy:
@@ -28,6 +28,8 @@ def strictest(policies: Iterable[Policy]) -> Policy:
         protect_users=_union(p.protect_users for p in given),
         min_admins=max(p.min_admins for p in given),
         max_user_removal_fraction=min(p.max_user_removal_fraction for p in given),
+        reviewers=_union(p.reviewers for p in given),
+        review=ReviewPolicy(strict=any(p.review.strict for p in given)),
     )
 
 

@@ -30,7 +30,7 @@ from reconciler.core.actions import (
     Settlement,
     WriteAction,
 )
-from reconciler.core.records import Event, RecordedUser, Records, Tables
+from reconciler.core.records import AccessEnd, Event, RecordedUser, Records, Tables
 from reconciler.identity import lookup, same_name
 from reconciler.kinds.change import spread, values
 from reconciler.kinds.user import UserSpec
@@ -192,6 +192,9 @@ class UserDelete(WriteAction):
 
     def users_removed(self) -> Iterable[int]:
         return [self.user_id]
+
+    def ended_access(self) -> Iterable[AccessEnd]:
+        return [(self.user_id, None)]  # a deleted user leaves every workspace
 
     def access_effects(self, view: AccessView) -> Iterator[AccessChange]:
         """Every workspace the user reaches is lost: all of them for an administrator, else

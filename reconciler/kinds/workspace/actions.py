@@ -26,7 +26,7 @@ from reconciler.core.actions import (
     user_ids,
 )
 from reconciler.core.memberships import MembershipChange, Place
-from reconciler.core.records import Event, RecordedWorkspace, Records, Tables
+from reconciler.core.records import AccessEnd, Event, RecordedWorkspace, Records, Tables
 from reconciler.kinds.change import spread
 from reconciler.kinds.workspace import MEMBERS_AT, RecordedSettings, WorkspaceSpec, access
 
@@ -176,6 +176,9 @@ class WorkspaceDelete(WriteAction):
     def deletion(self) -> Deletion:
         return Deletion("workspace", self.name, self.workspace_id, self.reason)
 
+    def ended_access(self) -> Iterable[AccessEnd]:
+        return [(None, self.workspace_id)]  # every member loses it, and every administrator
+
     def access_effects(self, view: AccessView) -> Iterator[AccessChange]:
         """A pruned workspace is lost by its members and every administrator (a replaced
         one: by its ``WorkspaceAdd``, which knows what follows)."""
@@ -254,6 +257,9 @@ class WorkspaceLeave(_WorkspaceMembership):
     method = "remove_from_workspace"
     default_phase = Phase.WORKSPACE_MEMBERS
     adds = False
+
+    def ended_access(self) -> Iterable[AccessEnd]:
+        return [(self.user_id, target.id) for target in self.targets]
 
 
 for _kind in (WorkspaceJoin, WorkspaceLeave):
