@@ -158,3 +158,19 @@ def test_owners_of_workspace_is_one_answer_for_reviewers() -> None:
     assert owners_of_workspace(desired, "Nowhere") == (IT,)
     without = load_manifest([REPO / "examples" / "site.yaml"]).desired
     assert without is not None and owners_of_workspace(without, "Finance") == ()
+
+
+def test_review_start_assigns_each_workspaces_owners_as_its_reviewers(
+    site: LoopbackSite, teams: Path
+) -> None:
+    """Issue 44 on issue 46: a review's reviewers are the workspace's owners, else
+    ``policy.reviewers``."""
+    from reconciler.review.files import read_review
+
+    assert site.run("apply", "acme/", "--auto-approve").returncode == EXIT_OK
+    started = site.run("review", "start", "acme/", "-o", "q1.json")
+    assert started.returncode == EXIT_OK, started.output
+    rows = read_review(site.workdir / "q1.json").rows
+    reviewer = {row.facts["workspace"]: row.facts["reviewer"] for row in rows}
+    assert reviewer["Finance"] == f"{FINANCE}, {IT}"
+    assert reviewer["Operations"] == IT

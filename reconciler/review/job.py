@@ -8,6 +8,8 @@ removed it (``close.py``). Neither writes anything to the site or the records.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from reconciler.access.job import access_report, assemble, read_time
 from reconciler.access.model import ReportScope
 from reconciler.access.read import read_site
@@ -16,6 +18,7 @@ from reconciler.engine.read.observe import OpenSite
 from reconciler.engine.records import ledger
 from reconciler.errors import ConfigError
 from reconciler.model import DesiredSite
+from reconciler.ownership.owners import owners_of_workspace
 from reconciler.review.close import Closing, closing
 from reconciler.review.files import BadReview
 from reconciler.review.model import Review
@@ -23,11 +26,26 @@ from reconciler.review.population import population
 from reconciler.review.reviewers import NO_OWNERS, Owners
 
 
+@dataclass(frozen=True, slots=True)
+class ManifestOwners:
+    """The owners the manifest's ``ownership:`` gives each workspace (``ownership/owners.py``):
+    a review assigns them as the workspace's reviewers, before ``policy.reviewers``."""
+
+    desired: DesiredSite
+
+    def of_workspace(self, workspace: str) -> tuple[str, ...]:
+        return owners_of_workspace(self.desired, workspace)
+
+
 async def start_review(
-    site: OpenSite, desired: DesiredSite | None, owners: Owners = NO_OWNERS
+    site: OpenSite, desired: DesiredSite | None, owners: Owners | None = None
 ) -> Review:
     """The population of a review of the site now: every access, sealed, nothing decided
-    (the whole-site read of ``access_report``, whose users also resolve the reviewers)."""
+    (the whole-site read of ``access_report``, whose users also resolve the reviewers). The
+    reviewers are each workspace's owners (``owners``, by default the manifest's), else
+    ``policy.reviewers``."""
+    if owners is None:
+        owners = ManifestOwners(desired) if desired is not None else NO_OWNERS
     records = ledger.read(site.store).records
     scope = ReportScope.whole()
     read = await read_site(site.client, scope, site.progress)
