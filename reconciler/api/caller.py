@@ -11,6 +11,11 @@ Limits, so no site can hold a run or fill memory: a call ends within ``timeout``
 all (every attempt, its whole answer and the waits between them; not its wait for the first
 slot); an answer is cut off past ``max_answer_bytes``, counted after decompression.
 
+The seam: a call is sent through a ``Transport`` (a signed request in, the ``boundary.Answer``
+out, or an httpx error). The network's is ``transport.AiohttpTransport``, which makes no httpx
+object on the way; any httpx transport given -- the sandbox mounted in-process, a test's
+wrapper around one -- is sent through as before with ``MountedTransport``.
+
 Secrets: the secret is revealed only to the signer; signatures exist only in the request sent.
 Nothing logged or raised here contains a URL's query string or a request body, and what the
 site says is scrubbed by the boundary before anyone sees it.
@@ -19,25 +24,25 @@ site says is scrubbed by the boundary before anyone sees it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import httpx
 import structlog
 from structlog.typing import FilteringBoundLogger
 
 from reconciler import __version__
-from reconciler.api.body import ACCEPT_ENCODING
-from reconciler.api.boundary import Attempt, Boundary
+from reconciler.api.body import ACCEPT_ENCODING, read_body
+from reconciler.api.boundary import REDIRECT_STATUSES, Answer, Attempt, Boundary, retry_after
 from reconciler.api.config import ClientConfig, check_ca_file
 from reconciler.api.methods import ApiMethod
 from reconciler.api.ratelimit import TokenBucket
 from reconciler.api.retry import RetryPolicy
-from reconciler.api.sending import MountedTransport, Transport
-from reconciler.api.signing import method_url, sign_get_url, sign_post
+from reconciler.api.signing import Signer, method_url
 
 T = TypeVar("T")
 log = structlog.get_logger("reconciler.api")
@@ -77,6 +82,48 @@ class ClientStats:
         }
 
 
+class Transport(Protocol):
+    async def send(
+        self, verb: str, url: str, headers: Mapping[str, str], content: bytes | None
+    ) -> Answer:
+        """Send the signed request; the answer, or an ``httpx.HTTPError`` (or the deadline's
+        ``TimeoutError``, which the caller holds around it)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class MountedTransport:
+    """An httpx transport as the client's ``Transport``: each call an ``httpx.Request`` with
+    the call's timeout, its answer read as it streams in, up to ``limit`` bytes decoded
+    (``body.read_body``: httpx's own decompression is bypassed, it is not bounded)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, *, timeout: float, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
+
+    async def send(
+        self, verb: str, url: str, headers: Mapping[str, str], content: bytes | None
+    ) -> Answer:
+        request = httpx.Request(
+            verb, url, headers=headers, content=content, extensions=self._extensions
+        )
+        response = await self._inner.handle_async_request(request)
+        try:
+            status = response.status_code
+            if status in REDIRECT_STATUSES:
+                return Answer(status, b"", location=response.headers.get("Location", ""))
+            content, defect = await read_body(response, self._limit)
+            wait = retry_after(response.headers.get("Retry-After"))
+            return Answer(status, content, wait, defect=defect)
+        finally:
+            await response.aclose()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class Caller:
     """Sends the calls of one client; owns its HTTP connections, limits and counters."""
 
@@ -96,6 +143,10 @@ class Caller:
         # Bound once: the module's lazy proxy would rebuild a logger from the configuration
         # at every event, two events a call (logging is configured before a client is made).
         self._log: FilteringBoundLogger = log.bind()
+        # The level is fixed before a client is made: an event nobody sees is not built.
+        self._debug = self._log.is_enabled_for(logging.DEBUG)
+        self._info = self._log.is_enabled_for(logging.INFO)
+        self._signer = Signer(config.site_url, config.api_key, config.api_secret.reveal())
         self._boundary = Boundary(config)
         self._retry = RetryPolicy(config, jitter)
         self._slots = asyncio.Semaphore(config.concurrency)
@@ -148,7 +199,8 @@ class Caller:
                 outcome = await self._attempt(method, params, deadline)
             duration_ms = _ms_since(started)
             delay = self._retry.delay(method, outcome, attempt, deadline - loop.time())
-            _log_attempt(self._log, method, attempt, outcome, duration_ms, delay)
+            if self._info:
+                _log_attempt(self._log, method, attempt, outcome, duration_ms, delay)
             if outcome.error is None:
                 return cast(T, outcome.value)
             if delay is None:
@@ -178,16 +230,16 @@ class Caller:
     ) -> tuple[str, str, dict[str, str], bytes | None]:
         """Sign as late as possible: a call that queued for a slot still has a fresh timestamp.
         The verb, the URL, the headers and the body to send."""
-        cfg = self.config
         timestamp = int(self._clock())
         path = method.name + self._suffix
-        key, secret = cfg.api_key, cfg.api_secret.reveal()
-        where = method_url(cfg.site_url, path)
-        self._log.debug("api_request", method=method.name, url=where, api_key=cfg.masked_key)
+        if self._debug:
+            where = method_url(self.config.site_url, path)
+            self._log.debug(
+                "api_request", method=method.name, url=where, api_key=self.config.masked_key
+            )
         if method.verb == "GET":
-            url = sign_get_url(cfg.site_url, path, params, key, secret, timestamp)
-            return "GET", url, self._headers, None
-        url, body = sign_post(cfg.site_url, path, params, key, secret, timestamp)
+            return "GET", self._signer.get_url(path, params, timestamp), self._headers, None
+        url, body = self._signer.post(path, params, timestamp)
         return "POST", url, self._post_headers, body.encode("ascii")
 
     def _count(self, method: ApiMethod[Any]) -> None:

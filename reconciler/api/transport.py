@@ -2,9 +2,9 @@
 
 Why: on this project's two cores the plan's read is bound by the client's CPU, and httpx's own
 stack (httpcore, h11, anyio) spends about 1.9 ms of it a call where aiohttp's C parser spends a
-fifth of that. The client sends through a ``sending.Transport`` -- a signed request in, the
+fifth of that. The client sends through a ``caller.Transport`` -- a signed request in, the
 ``boundary.Answer`` out -- and only this class speaks to aiohttp; a test or the embedded
-sandbox mounts an httpx transport instead (``sending.MountedTransport``).
+sandbox mounts an httpx transport instead (``caller.MountedTransport``).
 
 Why not ``httpx_aiohttp.AiohttpTransport``: it hands aiohttp the URL as a string, which yarl
 re-quotes (``%2F`` becomes ``/``), so a signed GET of ``path=/`` no longer matches its
