@@ -12,8 +12,10 @@ so the documentation, the help and the code share one list.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +82,11 @@ def deprecation_note(env: Mapping[str, str]) -> str | None:
         f"Note: the SITE_* environment names are deprecated: set {renames} "
         "(a RECONCILER_ name wins when both are set)."
     )
+
+
+def cache_dir() -> Path:
+    """Where the tool keeps what it compiles once per machine (the schema's check, the
+    methods of its classes): ``$XDG_CACHE_HOME/site-reconciler``, else
+    ``~/.cache/site-reconciler``, made mode 700 by whoever writes first."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "site-reconciler"

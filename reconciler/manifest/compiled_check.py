@@ -23,6 +23,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from reconciler.environment import cache_dir
+
 _FUNCTION = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
 
@@ -49,11 +51,6 @@ def generated_check(schema: dict[str, Any]) -> Callable[[Any], Any]:
     exec(code, namespace)
     check: Callable[[Any], Any] = namespace[name]
     return check
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "site-reconciler"
 
 
 def _read(path: Path) -> tuple[CodeType, str] | None:
