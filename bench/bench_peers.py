@@ -149,7 +149,7 @@ def prepare(site: SandboxSite, size: Size, seed: dict[str, object]) -> str:
 def check_export(site: SandboxSite) -> ExportCheck:
     """Export the site as a directory and validate it as written."""
     exported = site.run("export", "-o", "exported/", "--no-color").expect_exit(0)
-    validated = site.run("validate", "exported/", "--no-color")
+    validated = site.run("validate", "exported/")
     files = [path for path in (site.workdir / "exported").rglob("*") if path.is_file()]
     largest = max((path.stat().st_size for path in files), default=0)
     return ExportCheck(exported, validated, len(files), largest)
