@@ -108,9 +108,9 @@ def build_plan(
     """The plan that makes the site match the manifest, with what apply would refuse.
     ``record_changes``: what reading the site already changed in the records (moves, dead
     members); the records of objects gone from the site and the manifest join them."""
-    steps = plan_kinds(comparison, PlanInputs(directory, options, policy, live))
-    actions = sorted(steps.actions, key=lambda action: PHASES.index(action.phase))
-    renaming = rename_problems(comparison, steps.changes)
+    planned = plan_kinds(comparison, PlanInputs(directory, options, policy, live))
+    actions = sorted(planned.actions, key=lambda action: PHASES.index(action.phase))
+    renaming = rename_problems(comparison, planned.changes)
     # What the whole manifest declares matters only to a plan that prunes (a vanished file's
     # objects), and reading it back from the plan's copy costs a large manifest 65 ms.
     prunes = any((d := a.deletion()) and d.reason == "prune" for a in actions)
@@ -119,15 +119,15 @@ def build_plan(
         context=context,
         options=options,
         actions=tuple(actions),
-        changes=with_owners(steps.changes, context.desired_site, records),
-        kept=tuple(steps.kept),
+        changes=with_owners(planned.changes, context.desired_site, records),
+        kept=tuple(planned.kept),
         unmanaged=comparison.unmanaged,
         unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.all())),
         warnings=(
             *warnings,
             *comparison.conflicts,
-            *steps.warnings,
-            *lookalike_warnings(comparison, steps.changes),
+            *planned.warnings,
+            *lookalike_warnings(comparison, planned.changes),
         ),
         notices=(*notices, *_notices(actions, records, context, declared)),
         guards=tuple(
@@ -144,8 +144,8 @@ def build_plan(
             )
         )
         + tuple(renaming)
-        + tuple(creation_refusals(steps.changes, context.desired_site)),
+        + tuple(creation_refusals(planned.changes, context.desired_site)),
         expects=fingerprints(live, records, actions),
-        access=plan_access(actions, steps.changes, live, directory, records),
-        record_changes=(*record_changes, *steps.forgotten),
+        access=plan_access(actions, planned.changes, live, directory, records),
+        record_changes=(*record_changes, *planned.forgotten),
     )
