@@ -194,8 +194,7 @@ class AccessView(Protocol):
         """The workspace's name on the site, or None: not listed."""
 
     def memo(self, key: str, build: Callable[[], T]) -> T:
-        """``build()``, made once for the whole plan under ``key``: what one write looks up
-        among the plan's other writes is indexed once, not searched for every write."""
+        """``build()``, made once a plan under ``key``: the plan's writes indexed, not searched."""
 
     def change(
         self,
