@@ -90,3 +90,14 @@ def cache_dir() -> Path:
     ``~/.cache/site-reconciler``, made mode 700 by whoever writes first."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "site-reconciler"
+
+
+def private_file(path: Path) -> bool:
+    """Whether ``path`` is the user's own file that no one else may write: code kept in the
+    cache is run, so a file another user could have put there is not read (only slower)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return False
+    owner = os.getuid() if hasattr(os, "getuid") else found.st_uid
+    return found.st_uid == owner and not found.st_mode & 0o022

@@ -5,6 +5,8 @@ a damaged or missing cache costs only time."""
 from __future__ import annotations
 
 import dataclasses
+import marshal
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,3 +97,45 @@ def test_install_routes_dataclasses_through_the_cache_until_uninstalled(tmp_path
     assert cache.learnt and Made(1) == Made(1)
     classcode.uninstall()
     assert "exec" not in vars(dataclasses)
+
+
+def test_a_cached_init_keeps_the_annotations_of_one_made_without(tmp_path: Path) -> None:
+    """``get_type_hints`` of a cached ``__init__`` (cattrs, inspect read it) resolves as ever."""
+    path = tmp_path / "class-code.bin"
+    learning = ClassCode(path)
+    made_now = make_class(learning)
+    learning.save()
+    read_back = make_class(ClassCode(path))
+    expected = typing.get_type_hints(make_class(None).__init__)
+    assert expected == {"id": int, "name": str, "return": type(None)}
+    assert typing.get_type_hints(made_now.__init__) == expected
+    assert typing.get_type_hints(read_back.__init__) == expected
+
+
+def test_a_full_cache_is_written_anew_with_what_one_run_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of old versions' sources does not stop the cache from learning the new ones."""
+    monkeypatch.setattr(classcode, "MAX_ENTRIES", 20)
+    path = tmp_path / "class-code.bin"
+    old = {bytes([n]) * 16: compile("pass", "<string>", "exec") for n in range(20)}
+    path.write_bytes(marshal.dumps(old))
+    path.chmod(0o600)
+    learning = ClassCode(path)
+    make_class(learning)
+    learning.save()
+    again = ClassCode(path)
+    make_class(again)
+    assert not again.learnt  # this run's methods were kept
+    assert not set(old) & set(again.code)  # the old versions' were dropped
+
+
+def test_a_cache_file_others_may_write_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "class-code.bin"
+    learning = ClassCode(path)
+    make_class(learning)
+    learning.save()
+    path.chmod(0o666)
+    shared = ClassCode(path)
+    assert shared.code == {}
+    assert behaviour(make_class(shared)) == behaviour(make_class(None)) and shared.learnt

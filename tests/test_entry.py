@@ -1,6 +1,6 @@
 """The installed command (``reconciler.__main__.run``, also ``python -m reconciler``): the same
-exit codes and the same complete output as ``cli.main``, though it leaves without tearing
-the interpreter down; and the compiled methods of its classes kept for the next start-up."""
+exit codes and the same complete output as ``cli.main``, and the compiled methods of its
+classes kept for the next start-up."""
 
 from __future__ import annotations
 

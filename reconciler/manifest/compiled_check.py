@@ -23,7 +23,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from reconciler.environment import cache_dir
+from reconciler.environment import cache_dir, private_file
 
 _FUNCTION = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
@@ -54,6 +54,8 @@ def generated_check(schema: dict[str, Any]) -> Callable[[Any], Any]:
 
 
 def _read(path: Path) -> tuple[CodeType, str] | None:
+    if not private_file(path):
+        return None
     try:
         name, _, body = path.read_bytes().partition(b"\n")
         code = marshal.loads(body)
