@@ -16,6 +16,7 @@ without importing the code that computes it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal
 
 from reconciler import codec
@@ -213,9 +214,12 @@ Cause = Literal[
     "override changed",
     "user deleted",
     "administrator created",
+    "expired",
 ]
 """Why an access changes. No API method changes an existing user, so a plan makes someone an
-administrator only by creating them so, and ends it only by deleting the user."""
+administrator only by creating them so, and ends it only by deleting the user. ``expired``:
+the manifest's entry for it (or the account's) reached its ``expires:`` date
+(``AccessChange.expires``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +248,7 @@ class AccessChange:
     workspace_id: int | None = None
     user_id: int | None = None
     site_name: str | None = None
+    expires: date | None = None  # the day the entry expired (cause ``expired``)
 
 
 codec.rename(AccessChange, omit_defaults=True)

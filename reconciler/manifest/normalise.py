@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.clock import parse_day
 from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.change import values
@@ -76,10 +77,12 @@ def _group(decl: GroupDecl, references: UserReferences) -> DesiredGroup:
 
 
 def _user(entry: Entry) -> DesiredUser:
+    expires = entry.value.get("expires")
     return DesiredUser(
         username=entry.value["username"],
         source=entry.source(),
         previously=_previously(entry),
+        expires=parse_day(expires) if expires is not None else None,
         **values(kinds_user.from_manifest(entry.value)),
     )
 
@@ -105,4 +108,5 @@ def _policy(entry: Entry | None) -> Policy:
         ),
         reviewers=tuple(str(reviewer) for reviewer in given.get("reviewers", ())),
         review=ReviewPolicy(strict=(given.get("review") or {}).get("strict", False)),
+        expiry_notice_days=int(given.get("expiry_notice_days", fallback.expiry_notice_days)),
     )

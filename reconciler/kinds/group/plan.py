@@ -100,13 +100,17 @@ def _updated(diff: GroupDiff, inputs: PlanInputs) -> Planned:
     fields = members_field(
         kind.MEMBERS, diff.members_to_add, diff.members_to_remove, basis, inputs.directory
     )
+    notes = (
+        None if diff.members_known else MEMBERS_UNKNOWN,
+        inputs.expiries.note("group", diff.name, diff.members_to_remove, inputs.directory),
+    )
     change = Change(
         "group",
         diff.name,
         "update",
         id=diff.id,
         fields=fields,
-        note=None if diff.members_known else MEMBERS_UNKNOWN,
+        note="; ".join(note for note in notes if note) or None,
         site_name=_spelling(diff),
     )
     return Planned(changes=(change,))

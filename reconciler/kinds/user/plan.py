@@ -5,6 +5,7 @@ is deleted only under ``policy.prune_users`` (``retire``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from datetime import date
 
 from reconciler.core.changes import Change, created
 from reconciler.core.guards import protecting_user
@@ -64,18 +65,24 @@ def retire(diffs: Iterable[UserDiff], inputs: PlanInputs) -> Planned:
     parts: list[Planned] = []
     for diff in diffs:
         if diff.status == "extra" and diff.live is not None:
-            parts.append(_retired(diff.username, diff.live, inputs.policy))
+            expired = inputs.expiries.account(diff.live.id)
+            parts.append(_retired(diff.username, diff.live, inputs.policy, expired))
         elif diff.status == "vanished":
             parts.append(vanished("user", diff.username, diff.gone_id, inputs.live))
     return joined(parts)
 
 
-def _retired(username: str, live: LiveUser, policy: Policy) -> Planned:
+def _retired(username: str, live: LiveUser, policy: Policy, expired: date | None) -> Planned:
+    """A managed user who left ``users:``, or whose ``expires:`` came (``expired``): deleted
+    only where the policy allows; its access to the manifest's workspaces and groups ends
+    either way, its references having expired with it (``core/expiry.py``)."""
+    left = f"expired on {expired.isoformat()}" if expired else "left the manifest"
     if not policy.prune_users:
-        reason = "left the manifest; kept because policy.prune_users is false"
+        reason = f"{left}; kept because policy.prune_users is false"
     elif pattern := protecting_user(policy.protect_users, username, live):
-        reason = f'left the manifest; kept because it matches policy.protect_users "{pattern}"'
+        reason = f'{left}; kept because it matches policy.protect_users "{pattern}"'
     else:
-        delete = Change("user", username, "delete", id=live.id, warning=DELETES_ACCOUNT)
+        note = f"expired {expired.isoformat()}" if expired else None
+        delete = Change("user", username, "delete", id=live.id, note=note, warning=DELETES_ACCOUNT)
         return Planned(actions=(UserDelete(user_id=live.id, username=username),), changes=(delete,))
     return Planned(kept=(Kept("user", username, reason),))

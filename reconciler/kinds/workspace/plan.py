@@ -116,12 +116,14 @@ def _updated(diff: WorkspaceDiff, inputs: PlanInputs) -> Planned:
         kind.MEMBERS, diff.users_to_add, diff.users_to_remove, diff.members_basis, inputs.directory
     )
     site_name = site_spelling(diff.name, diff.live.name) if diff.live else None
+    expired = inputs.expiries.note("workspace", diff.name, diff.users_to_remove, inputs.directory)
     change = Change(
         "workspace",
         diff.name,
         "update",
         id=diff.live.id if diff.live else None,
         fields=fields,
+        note=expired,
         site_name=site_name,
     )
     return Planned(changes=(change,))
