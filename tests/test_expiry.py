@@ -249,3 +249,48 @@ def test_drift_notify_warns_once_when_an_expiry_enters_the_notice_window(
     later = on(granted, "2026-12-20", "drift", "site.yaml", "--notify", receiver.url)
     assert later.returncode == EXIT_OK and receiver.take() == []  # said once, not nightly
     assert "(in 11 days)" in later.stdout  # the report itself lists them every night
+
+
+def _entries(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(e["person"], e["workspace"]): e for e in report["entries"]}
+
+
+def test_access_reports_show_each_grants_end_and_find_the_expired_ones_still_held(
+    granted: LoopbackSite,
+) -> None:
+    before = on(granted, "2026-12-26", "access", "site.yaml", "--format", "json")
+    assert before.returncode == EXIT_OK, before.output
+    report = json.loads(before.stdout)
+    entries = _entries(report)
+    assert entries[("bob", "Finance")]["manifest"] == "declared"
+    assert entries[("bob", "Finance")]["expires"] == ENDS  # time-boxed
+    assert "expires" not in entries[("alice", "Finance")]  # standing
+    assert not [f for f in report["findings"] if f["kind"] == "expired"]
+
+    after = granted.run("access", "site.yaml", "--at", "2027-01-05", "--format", "json")
+    report = json.loads(after.stdout)
+    entries = _entries(report)
+    assert entries[("bob", "Finance")]["manifest"] == "expired"
+    assert entries[("bob", "Finance")]["expires"] == ENDS
+    [expired] = [f for f in report["findings"] if f["person"] == "bob"]
+    assert expired["kind"] == "expired"  # not "undeclared": the manifest did grant it
+    assert expired["detail"] == (
+        f"still a member of Finance (on {ENDS}), whose grant in the manifest expired"
+    )
+    text = granted.run("access", "site.yaml", "--at", "2027-01-05").stdout
+    assert (
+        f"bob      member         true    own (not read)       own (not read)  expired {ENDS}"
+        in text
+    )
+    assert "bob: still a member of Finance (on 2026-12-31)" in text, text
+    assert f"declared until {ENDS}" in on(granted, "2026-12-26", "access", "site.yaml").stdout
+
+
+def test_a_review_file_seals_each_grants_end(granted: LoopbackSite) -> None:
+    started = on(granted, "2026-12-26", "review", "start", "site.yaml", "-o", "review.json")
+    assert started.returncode == EXIT_OK, started.output
+    rows = json.loads((granted.workdir / "review.json").read_text())["rows"]
+    ends = {(row["person"], row["workspace"]): row["expires"] for row in rows}
+    assert ends[("bob", "Finance")] == ENDS
+    assert ends[("alice", "Finance")] == "standing"
+    assert ends[("admin", "Finance")] == ""  # an administrator the manifest never names

@@ -81,7 +81,9 @@ def test_validate_reports_each_expired_entry_with_the_command_that_removes_them(
         "site.yaml:23:22",
     ]
     assert 'bob\'s access to "Finance" expired on 2026-12-31' in warnings[1]
-    command = "— remove the expired entries from the files: reconciler expire site.yaml"
+    command = (
+        "— remove the expired entries from the files: reconciler expire site.yaml --at 2027-01-01"
+    )
     assert all(line.endswith(command) for line in warnings)
     before = run_reconciler("validate", "site.yaml", "--at", "2026-09-30", cwd=tmp_path)
     assert "warning" not in before.stdout, before.stdout
@@ -106,7 +108,7 @@ def test_expire_removes_exactly_the_expired_entries_and_keeps_everything_else(
 
     validated = run_reconciler("validate", "site.yaml", "--at", "2027-01-01", cwd=tmp_path)
     command = validated.stdout.split("from the files: ")[1].splitlines()[0]
-    done = run_reconciler(*shlex.split(command)[1:], "--at", "2027-01-01", cwd=tmp_path)
+    done = run_reconciler(*shlex.split(command)[1:], cwd=tmp_path)  # as printed, --at too
     assert done.returncode == EXIT_OK, done.output
     assert "Removed 6 expired entries from 1 file(s)" in done.stdout
     assert path.read_text(encoding="utf-8") == TIDIED

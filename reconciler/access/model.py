@@ -38,11 +38,12 @@ Origin = Literal["workspace", "user", "administrator", "unknown", "not a member"
 own settings, administrator status (every permission), not known (the site would not tell),
 or nowhere (notifications reach a workspace's members only)."""
 
-Declared = Literal["declared", "not declared", "unmanaged user"]
-"""Whether the manifest declares an access; "unmanaged user": the manifest never names them."""
+Declared = Literal["declared", "not declared", "unmanaged user", "expired"]
+"""Whether the manifest declares an access; "unmanaged user": the manifest never names them;
+"expired": it did, until its ``expires:`` date, which has passed (``Access.expires``)."""
 
 FindingKind = Literal[
-    "deactivated", "administrator", "undeclared", "unmanaged_user", "unusual_domain"
+    "deactivated", "administrator", "expired", "undeclared", "unmanaged_user", "unusual_domain"
 ]
 
 
@@ -105,6 +106,9 @@ class Access:
     notifications_from: Origin
     root_access: bool | None
     manifest: Declared | None = None  # None: no manifest given
+    # The day the manifest's grant of it ends (time-boxed), or ended ("expired"); None: a
+    # standing grant, or none (written only when set: reports keep their shape)
+    expires: date | None = None
 
     def access_settings(self) -> dict[str, bool | None]:
         """The workspace's ``ACCESS_SETTINGS`` by name, as this access repeats them."""
@@ -253,3 +257,4 @@ class AccessChange:
 
 codec.rename(AccessChange, omit_defaults=True)
 codec.rename(WorkspaceFacts, omit_defaults=True)  # ``owners`` only where the manifest has them
+codec.written_without_defaults(Access, "expires")

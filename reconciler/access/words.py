@@ -47,6 +47,19 @@ def terms(entry: Access) -> dict[str, str]:
     }
 
 
+def manifest_text(entry: Access) -> str:
+    """Whether the manifest declares an access, with its end: ``declared`` (a standing
+    grant), ``declared until 2026-12-31`` (time-boxed), ``expired 2026-12-31``; ``-``: no
+    manifest given."""
+    if entry.manifest is None:
+        return "-"
+    if entry.expires is None:
+        return entry.manifest
+    if entry.manifest == "expired":
+        return f"expired {entry.expires.isoformat()}"
+    return f"{entry.manifest} until {entry.expires.isoformat()}"
+
+
 def place(change: AccessChange) -> str:
     """The workspace of a plan's access change as reports name it: its name, its ID where it
     exists before the apply (two workspaces may share a name; a replacement's old and new do),

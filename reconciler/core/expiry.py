@@ -96,13 +96,7 @@ class Dated:
 
 def as_of(desired: DesiredSite, day: date, *, preview: bool = False) -> Dated:
     """``desired`` as it wants the site on ``day`` (``Dated``)."""
-    accounts = {
-        username_key(text): user.expires
-        for user in desired.users
-        if user.expires is not None
-        for text in (user.username, user.email)
-        if text
-    }
+    accounts = _accounts(desired)
     if not accounts and not any(ref.expires for ref in _references(desired)):
         return Dated(desired, day, preview=preview)  # nearly every manifest: nothing to do
     window = day + timedelta(days=desired.policy.expiry_notice_days)
@@ -140,6 +134,39 @@ def as_of(desired: DesiredSite, day: date, *, preview: bool = False) -> Dated:
     return Dated(site, day, tuple(expired), tuple(by_date), preview)
 
 
+def time_boxed(desired: DesiredSite) -> Iterator[Grant]:
+    """Every entry that ends, whatever the day: each member whose entry or account has an
+    ``expires:``, and each such account (what access reports say of a standing grant's
+    opposite)."""
+    accounts = _accounts(desired)
+    for kind, name, refs in _lists(desired):
+        for ref in refs:
+            ends = _ends(ref, accounts)
+            if ends is not None:
+                yield Grant(kind, name, ref.text, ends, ref.source)
+    for user in desired.users:
+        if user.expires is not None:
+            yield Grant("user", user.username, user.username, user.expires, user.source)
+
+
+def _accounts(desired: DesiredSite) -> dict[str, date]:
+    """The declared accounts that end, by each of their logins (username, e-mail)."""
+    return {
+        username_key(text): user.expires
+        for user in desired.users
+        if user.expires is not None
+        for text in (user.username, user.email)
+        if text
+    }
+
+
+def _lists(desired: DesiredSite) -> Iterator[tuple[GrantKind, str, tuple[UserRef, ...]]]:
+    for ws in desired.workspaces:
+        yield "workspace", ws.name, ws.users
+    for group in desired.groups:
+        yield "group", group.name, group.members
+
+
 def _references(desired: DesiredSite) -> Iterator[UserRef]:
     for ws in desired.workspaces:
         yield from ws.users
@@ -147,7 +174,7 @@ def _references(desired: DesiredSite) -> Iterator[UserRef]:
         yield from group.members
 
 
-def _ends(ref: UserRef, accounts: Mapping[str, date | None]) -> date | None:
+def _ends(ref: UserRef, accounts: Mapping[str, date]) -> date | None:
     """When ``ref``'s access ends: its own date, or its account's, whichever comes first."""
     account = accounts.get(username_key(ref.text)) if accounts else None
     dates = [d for d in (ref.expires, account) if d is not None]
@@ -177,6 +204,10 @@ class Expiries:
             else:
                 members[(grant.kind, name_key(grant.kind, grant.name), user_id)] = grant.expires
         return cls(members, accounts)
+
+    def people(self) -> frozenset[int]:
+        """Everyone an entry names."""
+        return frozenset(user for _, _, user in self.members) | frozenset(self.accounts)
 
     def member(self, kind: GrantKind, name: str, user: UserKey) -> date | None:
         """The day ``user``'s entry in the workspace or group ``name`` expired, if it did."""
