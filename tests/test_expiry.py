@@ -294,3 +294,24 @@ def test_a_review_file_seals_each_grants_end(granted: LoopbackSite) -> None:
     assert ends[("bob", "Finance")] == ENDS
     assert ends[("alice", "Finance")] == "standing"
     assert ends[("admin", "Finance")] == ""  # an administrator the manifest never names
+
+
+def test_expired_only_plans_the_removal_of_expired_access_and_nothing_else(
+    granted: LoopbackSite,
+) -> None:
+    """What the scheduled job applies (docs/ci.md): the expiries, never a change of the
+    manifest nobody has reviewed yet, nor a repair of drift."""
+    finance = {"name": "Finance", "users": [*MANIFEST["workspaces"][0]["users"], "erin"]}
+    new = {"name": "Audit", "users": ["alice"]}
+    granted.write_manifest("site.yaml", {**MANIFEST, "workspaces": [finance, new]})
+    plan = on(granted, ENDS, "plan", "site.yaml", "--expired-only", "-o", "plan.json")
+    assert plan.returncode == EXIT_OK, plan.output
+    assert "(--expired-only)" in plan.stdout and "erin" not in plan.stdout
+    assert 'workspace "Audit"' not in plan.stdout
+    assert "Plan: 0 to create, 4 to change, 1 to delete." in plan.stdout, plan.stdout
+    applied = on(granted, ENDS, "apply", "plan.json", "--auto-approve")
+    assert applied.returncode == EXIT_OK, applied.output
+    held = members(granted)
+    assert held["Finance"] == {ALICE} and "Audit" not in held  # erin not added: not an expiry
+    assert held["group:auditors"] == {ALICE} and held["Payments"] == {CAROL}
+    assert "quentin" not in usernames(granted)

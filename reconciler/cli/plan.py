@@ -111,6 +111,11 @@ DRIFT_EPILOG = epilog(
 @target_options
 @at_option
 @click.option(
+    "--expired-only",
+    is_flag=True,
+    help="Plan only the removal of access whose expires: date has come.",
+)
+@click.option(
     "--detailed-exitcode",
     is_flag=True,
     help="Exit 2 on changes (records too), 0 on none.",
@@ -129,6 +134,7 @@ def plan(
     targets: tuple[str, ...],
     excludes: tuple[str, ...],
     at: date | None,
+    expired_only: bool,
     detailed_exitcode: bool,
     show_unmanaged: bool,
 ) -> int:
@@ -144,7 +150,14 @@ def plan(
     if out is not None:
         required_secret(os.environ)  # in CI, before the site is read
     options = PlanOptions(
-        frozenset(replace), force, assume_no_groups, changed, targets, excludes, at=at
+        frozenset(replace),
+        force,
+        assume_no_groups,
+        changed,
+        targets,
+        excludes,
+        at=at,
+        expired_only=expired_only,
     )
     result = aio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)

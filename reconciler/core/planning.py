@@ -93,13 +93,15 @@ class PlanOptions:
     # --at: the day the manifest's expiries are judged on (a preview); None: today, by the
     # clock (``reconciler.clock``), read once when the plan is made
     at: date | None = None
+    # --expired-only: plan the removal of expired access and nothing else (the schedule's)
+    expired_only: bool = False
 
     def day(self) -> date:
         """The day the plan is made for."""
         return self.at if self.at is not None else clock.today()
 
 
-codec.written_without_defaults(PlanOptions, "at")  # a plan of today keeps its bytes
+codec.written_without_defaults(PlanOptions, "at", "expired_only")  # plans keep their bytes
 
 
 @dataclass(frozen=True, slots=True)

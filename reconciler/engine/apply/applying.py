@@ -119,6 +119,7 @@ async def apply_saved(
         saved.options.changed,
         saved.options.targets,
         saved.options.excludes,
+        expired_only=saved.options.expired_only,
     )
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)

@@ -136,7 +136,7 @@ def build_plan(
             *lookalike_warnings(comparison, steps.changes),
         ),
         notices=(
-            *_dated_notices(dated),
+            *_dated_notices(dated, options),
             *notices,
             *_notices(actions, records, context, declared),
         ),
@@ -171,11 +171,18 @@ def _created(comparison: Comparison) -> dict[str, list[str]]:
     }
 
 
-def _dated_notices(dated: Dated | None) -> list[str]:
-    """A preview's day (``--at``), and the expired entries the manifest still lists."""
+def _dated_notices(dated: Dated | None, options: PlanOptions) -> list[str]:
+    """A preview's day (``--at``), a plan of expired access only (``--expired-only``), and
+    the expired entries the manifest still lists."""
     if dated is None:
         return []
     notices = []
+    if options.expired_only:
+        notices.append(
+            "Only the removal of access whose expires: date has come is planned "
+            "(--expired-only): anything else that differs from the manifest is left to the next "
+            "plan of the whole manifest (drift reports it)."
+        )
     if dated.preview:
         notices.append(
             f"This plan shows the site as the manifest wants it on {dated.day.isoformat()} "

@@ -10,6 +10,7 @@ from datetime import date
 from reconciler.core.changes import Change, created
 from reconciler.core.guards import protecting_user
 from reconciler.core.planning import (
+    NOTHING_PLANNED,
     Kept,
     PlanInputs,
     Planned,
@@ -30,8 +31,9 @@ DIFFERS_HINT = (
 
 
 def plan(diffs: Iterable[UserDiff], inputs: PlanInputs) -> Planned:
-    """What each declared user's difference becomes."""
-    return joined(_planned(diffs))
+    """What each declared user's difference becomes (nothing with ``--expired-only``: an
+    expired account is retired, ``retire``)."""
+    return NOTHING_PLANNED if inputs.options.expired_only else joined(_planned(diffs))
 
 
 def _planned(diffs: Iterable[UserDiff]) -> Iterator[Planned]:
@@ -66,8 +68,10 @@ def retire(diffs: Iterable[UserDiff], inputs: PlanInputs) -> Planned:
     for diff in diffs:
         if diff.status == "extra" and diff.live is not None:
             expired = inputs.expiries.account(diff.live.id)
+            if expired is None and inputs.options.expired_only:
+                continue
             parts.append(_retired(diff.username, diff.live, inputs.policy, expired))
-        elif diff.status == "vanished":
+        elif diff.status == "vanished" and not inputs.options.expired_only:
             parts.append(vanished("user", diff.username, diff.gone_id, inputs.live))
     return joined(parts)
 
