@@ -10,6 +10,7 @@ how large and how deep the file it expects can be; past either bound the caller 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,28 @@ def loads(text: str, max_depth: int, origin: str, what: str) -> Any:
     if nesting(data) > max_depth:
         raise OutOfBounds(too_deep)
     return data
+
+
+def read_file(path: Path, max_bytes: int, what: str, fail: Callable[[str], Exception]) -> str:
+    """``read_text``, every way it can fail said as the caller's one error (``fail``)."""
+    try:
+        return read_text(path, max_bytes, what)
+    except OutOfBounds as exc:
+        raise fail(str(exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(f"Cannot read {what} {path}: {exc}.") from None
+
+
+def parse(
+    text: str, max_depth: int, origin: str, what: str, fail: Callable[[str], Exception]
+) -> Any:
+    """``loads``, every way it can fail said as the caller's one error (``fail``)."""
+    try:
+        return loads(text, max_depth, origin, what)
+    except OutOfBounds as exc:
+        raise fail(str(exc)) from None
+    except ValueError as exc:
+        raise fail(f"{origin} is not JSON ({exc}).") from None
 
 
 def nesting(data: Any) -> int:

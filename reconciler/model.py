@@ -15,10 +15,10 @@ from typing import Literal, Protocol
 
 from reconciler import codec
 from reconciler.kinds import user as kinds_user
-from reconciler.kinds.change import field_names
+from reconciler.kinds.change import field_names, spread
 from reconciler.kinds.user import UserSpec
+from reconciler.kinds.workspace import MEMBERS_AT, WorkspaceSpec
 from reconciler.kinds.workspace import Overrides as Overrides  # where the kind is written
-from reconciler.kinds.workspace import WorkspaceSpec
 from reconciler.ownership.model import Ownership
 
 
@@ -100,27 +100,20 @@ def user_refs_at(
 # --- desired side -------------------------------------------------------------------------
 
 
+@spread(WorkspaceSpec, "settings", among="users", at=MEMBERS_AT)
 @dataclass(frozen=True, slots=True)
 class DesiredWorkspace:
-    """A workspace as the manifest wants it, after defaults and teams were merged in."""
+    """A workspace as the manifest wants it, after defaults and teams were merged in. Its
+    settings are the kind's one spec (declared once, in ``kinds/workspace``); saved plans'
+    manifest snapshots and change-scoped digests write them flat, among the users, as they
+    always have (``spread``), and each reads as an attribute (``ws.root_access``)."""
 
     name: str
-    root_access: bool
+    settings: WorkspaceSpec
     users: tuple[UserRef, ...]
-    permissions: Overrides
-    notifications: Overrides
     source: Source
     team: str | None = None  # the team that declared it, when it came from ``teams``
     previously: tuple[str, ...] = ()  # names it had in the manifest before (a rename)
-
-    @property
-    def settings(self) -> WorkspaceSpec:
-        """Its settings as the kind's one spec: what is compared, created and recorded. The
-        fields stay flat here because saved plans and digests have always written them so."""
-        return WorkspaceSpec(*(getattr(self, name) for name in _WORKSPACE_SETTINGS))
-
-
-_WORKSPACE_SETTINGS = field_names(WorkspaceSpec)
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,7 +98,7 @@ def test_a_saved_plan_shows_its_access_changes_when_applied(work: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "says"),
     [
-        (None, "Cannot read the earlier report missing.json"),
+        (None, "Cannot read an access report missing.json"),
         ("{not json", "missing.json is not JSON"),
         ('{"format": "site-reconciler-access", "format_version": 99}', "format version 99"),
     ],

@@ -183,3 +183,47 @@ def test_no_two_public_classes_share_a_name() -> None:
         if len(where) > 1 and not all(m.startswith("reconciler.kinds.") for m in where)
     }
     assert twice == {}
+
+
+def test_the_module_index_is_each_modules_own_first_sentence() -> None:
+    """docs/architecture.md's index is made from the docstrings, so it says what the code
+    says (``RECONCILER_REGENERATE_GOLDEN=1`` writes it again after a docstring changes)."""
+    from tests.support.golden import REGENERATE
+    from tests.support.module_index import BEGIN, END, module_index
+
+    path = REPO / "docs" / "architecture.md"
+    text = path.read_text(encoding="utf-8")
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    if REGENERATE:
+        path.write_text(text[:start] + module_index() + text[end:], encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+        start, end = text.index(BEGIN), text.index(END) + len(END)
+    assert text[start:end] == module_index()
+
+
+def test_the_engine_reaches_the_stored_records_only_through_the_backend_interface() -> None:
+    """Never a directory, a file or a connection: ``state/backend.py`` (and the sentence
+    ``state/leases.py`` says of who holds the lock)."""
+    modules = _modules()
+    allowed = {"reconciler.state", "reconciler.state.backend", "reconciler.state.leases"}
+    reaching = {
+        name: sorted(
+            m
+            for m in _imports_at_load(name, path, modules)
+            if m.startswith("reconciler.state") and m not in allowed
+        )
+        for name, path in modules.items()
+        if name.startswith(("reconciler.engine", "reconciler.core", "reconciler.kinds"))
+    }
+    assert {name: found for name, found in reaching.items() if found} == {}
+
+
+def test_only_the_cli_imports_the_sandbox() -> None:
+    modules = _modules()
+    importing = sorted(
+        name
+        for name, path in modules.items()
+        if not name.startswith(("reconciler.sandbox", "reconciler.cli"))
+        and any(m.startswith("reconciler.sandbox") for m in _imports_at_load(name, path, modules))
+    )
+    assert importing == []

@@ -24,6 +24,7 @@ from reconciler.engine.read.scope import NOT_DECLARED, digest_of
 from reconciler.engine.records import document as records_document
 from reconciler.errors import StateError
 from reconciler.kinds.registry import ACTION_TYPES, action_from_data
+from reconciler.kinds.workspace import WorkspaceSpec
 from reconciler.kinds.workspace.actions import WorkspaceAdd
 from reconciler.model import (
     DesiredGroup,
@@ -145,6 +146,30 @@ def test_the_codec_writes_sets_sorted_and_sequences_as_lists() -> None:
     assert codec.to_data((1, (2, 3))) == [1, [2, 3]]
 
 
+def _each_changed(declared: Any, name: str, value: Any, hint: str) -> list[tuple[str, Any]]:
+    """``declared`` with its field ``name`` changed -- a spec (a workspace's settings) field by
+    field, each a setting of its own."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [
+            (
+                f"{name}.{inner.name}",
+                dataclasses.replace(
+                    declared,
+                    **{
+                        name: dataclasses.replace(
+                            value,
+                            **{
+                                inner.name: other_value(getattr(value, inner.name), str(inner.type))
+                            },
+                        )
+                    },
+                ),
+            )
+            for inner in dataclasses.fields(value)
+        ]
+    return [(name, dataclasses.replace(declared, **{name: other_value(value, hint)}))]
+
+
 def other_value(value: Any, hint: str) -> Any:
     """A value of the same type (``hint``, as written in the model) that a manifest would
     mean differently."""
@@ -166,7 +191,12 @@ def other_value(value: Any, hint: str) -> Any:
 @pytest.mark.parametrize(
     "declared",
     [
-        DesiredWorkspace("Finance", False, (), None, frozenset({"upload_files"}), Source("a.yaml")),
+        DesiredWorkspace(
+            "Finance",
+            WorkspaceSpec(False, None, frozenset({"upload_files"})),
+            (),
+            Source("a.yaml"),
+        ),
         DesiredGroup("crew", (UserRef("alice", Source("a.yaml")),), Source("a.yaml")),
         DesiredUser("nina", "nina@acme.example", Source("a.yaml")),
     ],
@@ -181,9 +211,19 @@ def test_every_declared_field_counts_in_a_change_scoped_plans_digest(declared: A
         if field.name in NOT_DECLARED:
             continue
         value = getattr(declared, field.name)
-        changed = dataclasses.replace(declared, **{field.name: other_value(value, str(field.type))})
-        assert digest_of(changed) != digest_of(declared), field.name
-        checked.append(field.name)
+        for name, changed in _each_changed(declared, field.name, value, str(field.type)):
+            assert digest_of(changed) != digest_of(declared), name
+            checked.append(name)
     assert checked
     moved = dataclasses.replace(declared, source=Source("elsewhere.yaml", 9))
     assert digest_of(moved) == digest_of(declared)
+
+
+def test_a_holder_of_a_spec_replaced_by_one_setting_keeps_the_others() -> None:
+    """``dataclasses.replace(ws, root_access=...)`` passes the spec and the one setting: the
+    others stay as they were (they were reset to the spec's defaults)."""
+    ws = DesiredWorkspace(
+        "Finance", WorkspaceSpec(False, frozenset({"upload_files"}), None), (), Source("a.yaml")
+    )
+    changed = dataclasses.replace(ws, root_access=True)  # type: ignore[call-arg]
+    assert changed.settings == WorkspaceSpec(True, frozenset({"upload_files"}), None)

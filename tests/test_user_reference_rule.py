@@ -21,7 +21,7 @@ from reconciler.core.users import UserDirectory
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.model import LiveUser, Source, UserRef
 from tests.support.cli_runner import run_reconciler
-from tests.support.loopback import LoopbackSite, loopback_site
+from tests.support.loopback import SANDBOX_PROFILES, LoopbackSite, loopback_site
 from tests.support.sandbox_site import seed_with
 
 CAROL_ID, TWIN_ID = 1003, 1100
@@ -175,3 +175,17 @@ def test_candidates_are_every_user_the_reference_folds_to(text: str, expected: s
     )
     found = directory.candidates(UserRef(text, Source("test")))
     assert {user.id for user in found} == expected
+
+
+@pytest.mark.parametrize("sandbox_profile", SANDBOX_PROFILES)
+def test_an_id_nobody_has_names_no_user_on_every_profile(site: LoopbackSite) -> None:
+    """The published site answers ``user_info`` of an ID nobody has with "Please try again",
+    not a 404: the look-up asks the user list instead, and says the ID names nobody -- for
+    ``access --user`` and for a targeted plan's reference alike."""
+    refused = site.run("access", "--user", "99999")
+    assert refused.returncode == EXIT_ERROR, refused.output
+    assert '--user "99999" names no user on the site' in refused.stderr
+    site.write_manifest("site.yaml", finance("99999"))
+    plan = site.run("plan", "site.yaml", "--target", "Finance")
+    assert plan.returncode == EXIT_ERROR, plan.output
+    assert 'no user on the site is "99999"' in plan.stderr

@@ -79,25 +79,19 @@ class BadPreviousReport(ReconcilerError):
     """The ``--since`` file is not an access report this version can compare with."""
 
 
+def _refused(message: str) -> BadPreviousReport:
+    return BadPreviousReport(message, hint=HINT)
+
+
 def read_previous(path: Path) -> AccessReport:
     """The earlier report in the file at ``path``, read no further than ``MAX_PREVIOUS_BYTES``."""
-    try:
-        text = bounded_json.read_text(path, MAX_PREVIOUS_BYTES, "an access report")
-    except bounded_json.OutOfBounds as exc:
-        raise BadPreviousReport(str(exc), hint=HINT) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadPreviousReport(f"Cannot read the earlier report {path}: {exc}.") from None
+    text = bounded_json.read_file(path, MAX_PREVIOUS_BYTES, "an access report", _refused)
     return load_previous(text, str(path))
 
 
 def load_previous(text: str, origin: str) -> AccessReport:
     """The earlier report in ``text`` (read from ``origin``, named in every error)."""
-    try:
-        data = bounded_json.loads(text, MAX_PREVIOUS_DEPTH, origin, "an access report")
-    except bounded_json.OutOfBounds as exc:
-        raise BadPreviousReport(str(exc), hint=HINT) from None
-    except ValueError as exc:
-        raise BadPreviousReport(f"{origin} is not JSON ({exc}).", hint=HINT) from None
+    data = bounded_json.parse(text, MAX_PREVIOUS_DEPTH, origin, "an access report", _refused)
     if not isinstance(data, dict) or data.get("format") != ACCESS_FORMAT:
         raise BadPreviousReport(f"{origin} is not a site-reconciler access report.", hint=HINT)
     if data.get("format_version") != ACCESS_FORMAT_VERSION:

@@ -1,5 +1,5 @@
 """Typed answers the client returns, one per kind of API answer (the tool's own records are
-``engine.records``: a different thing).
+``core.records``: a different thing).
 
 Records use manifest flag keys (``reconciler.spec``) for permission and notification
 flags, so the engine never sees the API's camel case. Optional fields the site may leave out

@@ -5,8 +5,8 @@ records (``fold``), how to find out from the site what happened when no answer c
 (``settle``), what it destroys or removes (for the guards and the check made at the moment it
 runs). Its dataclass fields are its parameters: plan files, journal lines and pending writes
 hold them as the model's one codec writes them (``reconciler.codec``), and the registry in
-``reconciler.kinds.registry`` reads them back by method name. Adding a write kind is adding
-a module here, plus the planner and the diff that decide when to use it.
+``reconciler.kinds.registry`` reads them back by method name. Each kind's writes are in its
+package (``kinds/<kind>/actions.py``), emitted by its plan.
 
 Users the same apply creates are "known after apply": an action names them by
 ``AfterApply(username)`` and the executor binds the real ID once ``user_add`` answered.

@@ -160,8 +160,9 @@ def spread(
         @functools.wraps(built)  # its signature stays the dataclass's: the spec as one value
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             given = {name: kwargs.pop(name) for name in names if name in kwargs}
-            if given:
-                kwargs[into] = spec(**given)
+            if given:  # on top of the spec given too (``dataclasses.replace`` gives both)
+                base = kwargs.get(into)
+                kwargs[into] = dataclasses.replace(base, **given) if base else spec(**given)
             built(self, *args, **kwargs)
 
         cls.__init__ = __init__

@@ -50,14 +50,13 @@ def normalise(manifest: MergedManifest, references: UserReferences) -> DesiredSi
 def _workspace(
     decl: WorkspaceDecl, defaults: dict[str, Any], references: UserReferences
 ) -> DesiredWorkspace:
-    settings = workspace.from_manifest(deep_merge(defaults, decl.settings_value()))
     return DesiredWorkspace(
         name=decl.entry.value["name"],
+        settings=workspace.from_manifest(deep_merge(defaults, decl.settings_value())),
         users=references.of(decl.setter(decl.users_key), decl.users_key),
         source=decl.entry.source(),
         team=decl.team,
         previously=_previously(decl.setter("previously")) if decl.team is None else (),
-        **values(settings),
     )
 
 

@@ -139,14 +139,13 @@ def _json_text(review: Review) -> str:
 # --- reading -------------------------------------------------------------------------------
 
 
+def _refused(message: str) -> BadReview:
+    return BadReview(message, hint=HINT)
+
+
 def read_review(path: Path) -> Review:
     """The review in the file at ``path``."""
-    try:
-        text = bounded_json.read_text(path, MAX_REVIEW_BYTES, "a review file")
-    except bounded_json.OutOfBounds as exc:
-        raise BadReview(str(exc), hint=HINT) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadReview(f"Cannot read the review file {path}: {exc}.", hint=HINT) from None
+    text = bounded_json.read_file(path, MAX_REVIEW_BYTES, "a review file", _refused)
     text = text.removeprefix("\ufeff")  # a spreadsheet may save UTF-8 with a byte-order mark
     if text.lstrip().startswith("{"):
         return _from_json(text, str(path))
@@ -154,12 +153,7 @@ def read_review(path: Path) -> Review:
 
 
 def _from_json(text: str, origin: str) -> Review:
-    try:
-        data = bounded_json.loads(text, MAX_REVIEW_DEPTH, origin, "a review file")
-    except bounded_json.OutOfBounds as exc:
-        raise BadReview(str(exc), hint=HINT) from None
-    except ValueError as exc:
-        raise BadReview(f"{origin} is not JSON ({exc}).", hint=HINT) from None
+    data = bounded_json.parse(text, MAX_REVIEW_DEPTH, origin, "a review file", _refused)
     if not isinstance(data, dict):
         raise BadReview(f"{origin} is not a review file.", hint=HINT)
     header = _header(data, origin)

@@ -6,7 +6,7 @@
 and nothing else changes.
 
 ``names_person`` is the one rule for the second, the manifest's rule for a user reference
-(``engine.users.UserDirectory.candidates``: the ID for digits, else username or e-mail
+(``core.users.UserDirectory.candidates``: the ID for digits, else username or e-mail
 address as the site compares them): a review compares ``decided_by`` with the row's person
 (self-review) and with the assigned reviewers by it.
 """

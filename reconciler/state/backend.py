@@ -242,7 +242,7 @@ class Lease(ABC):
 
 class RecordStore(ABC):
     """Where one site's records are stored (a directory or PostgreSQL): the storage, not the
-    model (``engine.records.Records``). Not thread-safe; one per command."""
+    model (``core.records.Records``). Not thread-safe; one per command."""
 
     kind: BackendKind
     site: str  # the normalised site URL: the key

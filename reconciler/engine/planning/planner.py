@@ -114,9 +114,9 @@ def build_plan(
     expired = dated.expired if dated is not None else ()
     new_grants_expired(expired, _created(comparison))
     expiries = Expiries.of(expired, directory)
-    steps = plan_kinds(comparison, PlanInputs(directory, options, policy, live, expiries))
-    actions = sorted(steps.actions, key=lambda action: PHASES.index(action.phase))
-    renaming = rename_problems(comparison, steps.changes)
+    planned = plan_kinds(comparison, PlanInputs(directory, options, policy, live, expiries))
+    actions = sorted(planned.actions, key=lambda action: PHASES.index(action.phase))
+    renaming = rename_problems(comparison, planned.changes)
     # What the whole manifest declares matters only to a plan that prunes (a vanished file's
     # objects), and reading it back from the plan's copy costs a large manifest 65 ms.
     prunes = any((d := a.deletion()) and d.reason == "prune" for a in actions)
@@ -125,15 +125,15 @@ def build_plan(
         context=context,
         options=options,
         actions=tuple(actions),
-        changes=with_owners(steps.changes, context.desired_site, records),
-        kept=tuple(steps.kept),
+        changes=with_owners(planned.changes, context.desired_site, records),
+        kept=tuple(planned.kept),
         unmanaged=comparison.unmanaged,
         unobservable=tuple(comparison.notes) + tuple(_unobservable_facts(comparison.all())),
         warnings=(
             *warnings,
             *comparison.conflicts,
-            *steps.warnings,
-            *lookalike_warnings(comparison, steps.changes),
+            *planned.warnings,
+            *lookalike_warnings(comparison, planned.changes),
         ),
         notices=(
             *_dated_notices(dated, options),
@@ -154,10 +154,10 @@ def build_plan(
             )
         )
         + tuple(renaming)
-        + tuple(creation_refusals(steps.changes, context.desired_site)),
+        + tuple(creation_refusals(planned.changes, context.desired_site)),
         expects=fingerprints(live, records, actions),
-        access=plan_access(actions, steps.changes, live, directory, records, expiries),
-        record_changes=(*record_changes, *steps.forgotten),
+        access=plan_access(actions, planned.changes, live, directory, records, expiries),
+        record_changes=(*record_changes, *planned.forgotten),
         expiring=dated.expiring() if dated is not None and dated.upcoming else None,
         at=dated.day if dated is not None and dated.preview else None,
     )

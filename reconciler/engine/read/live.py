@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 
 from reconciler.api.answers import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
 from reconciler.api.client import SiteClient
-from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied
+from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied, ServerError
 from reconciler.identity import NameSet
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace, live_user
 from reconciler.spec import USER_LIST_PAGE_SIZE
@@ -54,6 +54,7 @@ class LiveReader:
     def __init__(self, client: SiteClient, progress: Progress | None = None) -> None:
         self.client = client
         self.progress = progress or NoProgress()
+        self._listed: asyncio.Future[list[UserSummary]] | None = None
 
     async def _counted(self, call: Awaitable[T], calls: int = 1) -> T:
         result = await call
@@ -206,13 +207,19 @@ class LiveReader:
 
     async def _look_up(self, text: str) -> list[UserSummary]:
         """Every user ``text`` may name: for digits, the user of that ID *and* whoever has
-        it as a username (the ambiguity check needs both)."""
+        it as a username (the ambiguity check needs both). A site that answers ``user_info`` of
+        an ID nobody has with a failure, not a 404 (the published one), is asked its user list
+        instead: whether the ID is someone's is never guessed."""
         found = await self.client.user_search(text)
         if text.isascii() and text.isdigit() and len(text) <= 18:
             try:
                 info = await self.client.user_info(int(text))
             except NotFound:
                 return found
+            except ServerError:
+                if self._listed is None:  # read once, for every look-up that needs it
+                    self._listed = asyncio.ensure_future(self.client.user_list())
+                return found + [u for u in await self._listed if u.id == int(text)]
             found.append(info.summary())
         return found
 
