@@ -92,6 +92,17 @@ def workspace(**values: Any) -> dict[str, Any]:
         workspace(users=[" "]),
         workspace(users=[True]),
         workspace(users=[7.0]),
+        workspace(users=[{"user": "bob", "expires": "2026-12-31"}]),
+        workspace(users=[{"user": 1042, "expires": "2026-12-31"}, "alice"]),
+        workspace(users=[{"user": "bob"}]),  # expires is required
+        workspace(users=[{"user": "bob", "expires": "31.12.2026"}]),
+        workspace(users=[{"user": " ", "expires": "2026-12-31"}]),
+        workspace(users=[{"user": "bob", "expires": "2026-12-31", "role": "x"}]),
+        workspace(users=[{}]),
+        {"version": 1, "users": [{"username": "u", "email": "e", "expires": "2026-12-31"}]},
+        {"version": 1, "users": [{"username": "u", "email": "e", "expires": 20261231}]},
+        {"version": 1, "policy": {"expiry_notice_days": 0}},
+        {"version": 1, "policy": {"expiry_notice_days": 400}},
         workspace(permissions=None),
         workspace(permissions={"upload_files": True}),
         workspace(permissions={"upload_files": "yes"}),
@@ -162,6 +173,8 @@ def fitting(schema: Any) -> st.SearchStrategy[Any]:
         return st.just(schema["const"])
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
+    if "if" in schema:  # a list entry: a mapping (then) or a reference (else)
+        return st.one_of(fitting(schema["then"]), fitting(schema["else"]))
     kinds = schema.get("type", [])
     kinds = [kinds] if isinstance(kinds, str) else kinds
     options: list[st.SearchStrategy[Any]] = []

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, Literal
 
 from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import AccessChange, Cause, Effect
 from reconciler.core.actions import AfterApply, UserKey, WriteAction
 from reconciler.core.changes import Change, site_spelling
+from reconciler.core.expiry import NO_EXPIRIES, Expiries
 from reconciler.core.records import Records
 from reconciler.core.users import UserDirectory
 from reconciler.model import LiveSite, LiveWorkspace
@@ -44,6 +46,7 @@ class PlanView:
     records: Records
     new_admins: frozenset[str]  # usernames this plan creates as administrators
     deleted: frozenset[int]  # users this plan deletes: they gain nothing
+    expiries: Expiries = NO_EXPIRIES  # the entries that expired: a removal they explain
 
     def admin(self, user: UserKey) -> bool:
         if isinstance(user, AfterApply):
@@ -87,6 +90,9 @@ class PlanView:
         detail: str | None = None,
     ) -> AccessChange:
         on_site = self.workspace_name(workspace_id) if workspace_id is not None else None
+        expires = self._expired(user, name, cause)
+        if expires is not None:
+            cause = "expired"
         return AccessChange(
             self.directory.label(user),
             name,
@@ -98,7 +104,17 @@ class PlanView:
             workspace_id=workspace_id,
             user_id=None if isinstance(user, AfterApply) else user,
             site_name=site_spelling(name, on_site) if on_site is not None and name else None,
+            expires=expires,
         )
+
+    def _expired(self, user: UserKey, name: str | None, cause: Cause) -> date | None:
+        """The day the manifest's entry behind a removal expired: a member who leaves, a
+        declared account deleted, because its ``expires:`` came (``core/expiry.py``)."""
+        if cause == "member removed" and name is not None:
+            return self.expiries.member("workspace", name, user)
+        if cause == "user deleted":
+            return self.expiries.account(user)
+        return None
 
 
 def plan_access(
@@ -107,8 +123,10 @@ def plan_access(
     live: LiveSite,
     directory: UserDirectory,
     records: Records,
+    expiries: Expiries = NO_EXPIRIES,
 ) -> tuple[AccessChange, ...]:
-    """Every access the plan gives or takes, once each, sorted by person, then workspace."""
+    """Every access the plan gives or takes, once each, sorted by person, then workspace
+    (a removal an expired entry explains says so: cause ``expired``)."""
     view = PlanView(
         actions,
         tuple(changes),
@@ -117,6 +135,7 @@ def plan_access(
         records,
         frozenset(name for action in actions for name in action.administrators_made()),
         frozenset(user for action in actions for user in action.users_removed()),
+        expiries,
     )
     found: dict[tuple[Any, ...], AccessChange] = {}
     for action in actions:

@@ -67,6 +67,10 @@ _PATTERN_SENTENCES = {
         "write a path under the manifest directory (no leading / and no ..), with *, ? or "
         "** and no spaces, brackets, !, # or backslashes",
     ),
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}$": (
+        "is not a date",
+        "write the day as YYYY-MM-DD, e.g. 2026-12-31",
+    ),
     "^[0-9]+$": (
         "is not digits only",
         "write only digits, in quotes, without spaces, dashes or + (+41 79 123 45 67 is "
