@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence, Set
+from datetime import date
 from typing import Any, TypeVar
 
 import cattrs
@@ -59,6 +60,19 @@ def rename(cls: type[Any], *, omit_defaults: bool = False, **on_disk: str) -> No
         cls,
         make_dict_structure_fn(cls, converter, _cattrs_detailed_validation=True, **overrides),
     )
+
+
+def written_without_defaults(cls: type[Any], *fields: str) -> None:
+    """``cls`` written without ``fields`` where they hold their default: documents written
+    before the fields existed (saved plans, records) stay byte for byte the same. Made by a
+    factory, so each converter -- and each copy of one -- writes the other fields with its
+    own hooks (a saved plan writes a ``Source`` as a list, ``validate --show`` as text)."""
+    omitted: dict[str, Any] = {name: override(omit_if_default=True) for name in fields}
+
+    def made(kind: Any, made_by: cattrs.Converter) -> Callable[[Any], dict[str, Any]]:
+        return make_dict_unstructure_fn(kind, made_by, **omitted)
+
+    converter.register_unstructure_hook_factory(lambda kind: kind is cls, made)
 
 
 def hook(
@@ -133,7 +147,16 @@ def _flag(value: Any, _: Any) -> bool:
     return value
 
 
+def _day(value: Any, _: Any) -> date:
+    """A day, written ``YYYY-MM-DD`` (an expiry: ``reconciler.clock``)."""
+    if not isinstance(value, str) or len(value) != 10:
+        raise TypeError(f"expected a date YYYY-MM-DD, not {value!r:.40}")
+    return date.fromisoformat(value)
+
+
 converter.register_structure_hook(int, _integer)
+converter.register_structure_hook(date, _day)
+converter.register_unstructure_hook(date, date.isoformat)
 converter.register_structure_hook(float, _number)
 converter.register_structure_hook(str, _text)
 converter.register_structure_hook(bool, _flag)

@@ -39,6 +39,8 @@ RATE_LIMIT = Variable("RECONCILER_RATE_LIMIT")
 TIMEOUT = Variable("RECONCILER_TIMEOUT")
 LOCK_TIMEOUT = Variable("RECONCILER_LOCK_TIMEOUT")
 LOCK_LEASE = Variable("RECONCILER_LOCK_LEASE")
+TODAY = Variable("RECONCILER_TODAY")
+"""Tests only: the day the tool takes for today (``reconciler.clock``), ``YYYY-MM-DD``."""
 
 CI = "CI"
 """Set (to any non-empty value) by GitHub Actions, GitLab CI and most CI services: a fresh

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal, Protocol
 
+from reconciler import codec
 from reconciler.kinds import user as kinds_user
 from reconciler.kinds.change import field_names, spread
 from reconciler.kinds.user import UserSpec
@@ -40,10 +42,12 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class UserRef:
-    """A reference to a site user as written in the manifest: username, e-mail or numeric ID."""
+    """A reference to a site user as written in the manifest: username, e-mail or numeric ID;
+    ``expires``: the day its access ends (``{user: bob, expires: 2026-12-31}``), if it does."""
 
     text: str
     source: Source
+    expires: date | None = None
 
     @property
     def kind(self) -> Literal["id", "email", "username"]:
@@ -57,7 +61,9 @@ _new = object.__new__
 _set_file, _set_line, _set_column, _set_path = (
     Source.__dict__[name].__set__ for name in ("file", "line", "column", "path")
 )
-_set_text, _set_source = (UserRef.__dict__[name].__set__ for name in ("text", "source"))
+_set_text, _set_source, _set_expires = (
+    UserRef.__dict__[name].__set__ for name in ("text", "source", "expires")
+)
 
 
 def user_ref_at(text: str, file: str, line: int, column: int, path: str) -> UserRef:
@@ -66,7 +72,8 @@ def user_ref_at(text: str, file: str, line: int, column: int, path: str) -> User
     Why: a manifest of 1,000 workspaces holds some 17,000 user references, and a frozen
     dataclass's ``__init__`` sets each field through ``object.__setattr__``; this sets the
     slots directly, as that ``__init__`` does in effect (``tests/test_model.py`` holds the two
-    to the same fields and values).
+    to the same fields and values). A reference made so has no expiry: a list with one is
+    read item by item (``manifest/references.py``).
     """
     source = _new(Source)
     _set_file(source, file)
@@ -76,6 +83,7 @@ def user_ref_at(text: str, file: str, line: int, column: int, path: str) -> User
     ref = _new(UserRef)
     _set_text(ref, text)
     _set_source(ref, source)
+    _set_expires(ref, None)
     return ref
 
 
@@ -138,6 +146,7 @@ class DesiredUser:
     admin: bool = False
     active: bool = True
     previously: tuple[str, ...] = ()  # usernames it had in the manifest before (a rename)
+    expires: date | None = None  # the day the account's access ends (``core/expiry.py``)
 
     @property
     def settings(self) -> UserSpec:
@@ -149,8 +158,15 @@ class DesiredUser:
 _USER_FIELDS = field_names(UserSpec)
 
 
+codec.written_without_defaults(DesiredUser, "expires")  # plans keep their bytes
+
+
 DEFAULT_MAX_DELETES = 10
 """Most deletions one apply makes without ``--force``, whatever the size of the site."""
+
+
+DEFAULT_EXPIRY_NOTICE_DAYS = 14
+"""How many days ahead plans list the access that is about to expire (``policy``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +192,10 @@ class Policy:
     max_user_removal_fraction: float = 0.25
     reviewers: tuple[str, ...] = ()
     review: ReviewPolicy = field(default_factory=ReviewPolicy)
+    expiry_notice_days: int = DEFAULT_EXPIRY_NOTICE_DAYS
+
+
+codec.written_without_defaults(Policy, "expiry_notice_days")  # records, plans too
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ _ENVIRONMENT_LEAKS = (
     "RECONCILER_STATE",
     "RECONCILER_PLAN_KEY",
     "RECONCILER_NOTIFY_URL",
+    "RECONCILER_TODAY",
     "CI",  # .ci/run sets it; the tool refuses silent fallbacks under it (tests set it themselves)
     "HTTP_PROXY",
     "HTTPS_PROXY",

@@ -6,6 +6,7 @@ Pure functions on the model: the site read is given as data (what ``workspace_in
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from reconciler.access.effective import DeclaredAccess, effective_access
@@ -23,6 +24,7 @@ USERS = [
     {"id": 1004, "username": "dave", "email": "dave@gmail.example"},
     *({"id": 1010 + i, "username": f"staff{i}"} for i in range(10)),  # acme.example: usual
 ]
+TODAY = datetime.date(2026, 11, 21)  # the manifests here have no expiry
 WORKSPACES = [
     {"id": 10, "name": "Finance", "users": [1001, 1003], "permissions": ["download_files"]},
     {"id": 11, "name": "Legal", "users": [1002, 1004]},
@@ -46,7 +48,7 @@ def site_read(
 def entries(
     read: SiteRead, state: dict[str, Any] | None = None, **manifest: Any
 ) -> dict[tuple[str, str], Access]:
-    declared = DeclaredAccess.of(desired_site(manifest), read.users) if manifest else None
+    declared = DeclaredAccess.of(desired_site(manifest), read.users, TODAY) if manifest else None
     found = effective_access(read, site_state(state or {}), declared)
     return {(e.person, e.workspace): e for e in found.entries}
 
@@ -126,7 +128,7 @@ def test_a_report_on_some_people_holds_only_them() -> None:
 
 def findings(**manifest: Any) -> list[tuple[str, str, str]]:
     read = site_read()
-    declared = DeclaredAccess.of(desired_site(manifest), read.users) if manifest else None
+    declared = DeclaredAccess.of(desired_site(manifest), read.users, TODAY) if manifest else None
     found = effective_access(read, site_state({}), declared)
     usual = usual_domains(read.emails)
     return [

@@ -17,6 +17,7 @@ EXIT_CODES = {
     ("access",): {0, 1},
     ("codeowners",): {0, 1},
     ("validate",): {0, 1},
+    ("expire",): {0, 1},
     ("plan",): {0, 1, 2},
     ("apply",): {0, 1, 2, 3, 4, 130},  # 2: with --detailed-exitcode, changed
     ("drift",): {0, 1, 2},

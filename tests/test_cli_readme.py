@@ -62,7 +62,7 @@ def test_the_tour_runs_as_written_right_after_the_set_up(tmp_path: Path) -> None
     environment; the sandbox is reset, so apply has work to do: it asks, on a real terminal."""
     work = set_up_as_written(tmp_path)
     tour = code_block("## A 30-second tour")
-    assert tour[0] == ". .venv/bin/activate" and len(tour) == 9
+    assert tour[0] == ". .venv/bin/activate" and len(tour) == 10
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CI")}
     env["PATH"] = os.pathsep.join(  # a shell without the tests' environment on its PATH
         p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(sys.prefix)

@@ -8,6 +8,7 @@ a change to this file, and a field the codec lost would show as a difference.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 from typing import Any
 
@@ -176,6 +177,8 @@ def other_value(value: Any, hint: str) -> Any:
         return not value
     if isinstance(value, str):
         return value + "-other"
+    if value is None and "date" in hint:
+        return datetime.date(2026, 12, 31)  # an expiry
     if value is None:
         return "other" if "str" in hint else frozenset({"other"})  # a text, or an override
     if isinstance(value, frozenset):

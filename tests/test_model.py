@@ -11,11 +11,13 @@ from reconciler.model import Source, UserRef, user_ref_at
 
 
 def test_the_quick_maker_sets_every_field_of_a_reference_and_its_source() -> None:
-    # a field added to either class must be added to the maker (and to its callers) too
+    # a field added to either class must be added to the maker (and to its callers) too;
+    # ``expires`` it sets to None: a reference with an expiry is made by the constructor
     names = [field.name for field in dataclasses.fields(UserRef)]
     names += [field.name for field in dataclasses.fields(Source)]
-    assert names == ["text", "source", "file", "line", "column", "path"]
-    assert list(inspect.signature(user_ref_at).parameters) == ["text", *names[2:]]
+    assert names == ["text", "source", "expires", "file", "line", "column", "path"]
+    assert list(inspect.signature(user_ref_at).parameters) == ["text", *names[3:]]
+    assert user_ref_at("alice", "site.yaml", 1, 1, "users[0]").expires is None
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,24 @@ CASES = [
     ),
     ("a: [x, &k y]\nb: [z]\n", "a", {1}, "a: [x]\nb: [z]\n"),  # an anchor no alias uses
     ("k: &k y\na: [x, *k]\n", "a", {1}, "k: &k y\na: [x]\n"),  # an alias: this use of it goes
+    # an item that is itself a mapping or a list (a time-limited entry, a users: entry)
+    ("a: [x, {y: 1}]\n", "a", {0}, "a: [{y: 1}]\n"),
+    ("a: [x, {user: b, expires: 2026-12-31}, z]\n", "a", {1}, "a: [x, z]\n"),
+    ("a:\n  - x\n  - - z\n", "a", {0}, "a:\n  - - z\n"),
+    (
+        "a:\n  - x\n  - {user: b, expires: 2026-12-31}  # why\n  - z\n",
+        "a",
+        {1},
+        "a:\n  - x\n  - z\n",
+    ),
+    (
+        "users:\n  - username: q  # the contractor\n    email: q@x\n    expires: 2026-12-31\n"
+        "  # the staff\n  - username: r\n    email: r@x\n",
+        "users",
+        {0},
+        "users:\n  # the staff\n  - username: r\n    email: r@x\n",
+    ),
+    ("a:\n  - u: 1\n    e: [1,\n      2]\nb: 1\n", "a", {0}, "a: []\nb: 1\n"),
 ]
 
 
@@ -46,9 +64,8 @@ REFUSED = [
     ),
     ("w: {<<: {users: [x]}}\n", "w.users", 0, "w.users is not written"),
     ("a: [&k x, y]\nb: *k\n", "a", 0, "carries the anchor &k, used elsewhere"),
-    ("a: [x, {y: 1}]\n", "a", 0, "holds more than names"),
     ("a: [x, # why\n  y]\n", "a", 1, "a comment sits between the last two items"),
-    ("a:\n  - x\n  - - z\n", "a", 0, "holds more than names"),
+    ("a: [x, {u: &b bob}]\nb: *b\n", "a", 1, "would change more than that list"),
     ("a: [x, y] # ok\n", "a.b", 0, "a.b is not written"),
 ]
 

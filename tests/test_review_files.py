@@ -35,6 +35,7 @@ def _facts(person: str, user_id: int, workspace: str = "Finance") -> dict[str, s
         "notifications": "own (not read)",
         "root_access": "false",
         "manifest": "declared",
+        "expires": "2026-12-31" if person == "carol" else "standing",
         "findings": "",
         "reviewer": "vera",
     }
@@ -66,6 +67,35 @@ def test_a_file_reads_back_as_written_and_checks_once_decided(tmp_path: Path, ki
     fill(path, lambda row: keep(by="vera@acme.example"))
     verdict = check_review(read_review(path))
     assert verdict.passed, verdict.problems
+
+
+def test_the_grants_end_is_a_sealed_fact_and_a_file_written_before_it_still_checks(
+    tmp_path: Path,
+) -> None:
+    path = _written(tmp_path, "csv")
+    fill(path, lambda row: keep(by="vera@acme.example"))
+    text = path.read_text(encoding="utf-8")
+    extended = text.replace(",2026-12-31,", ",2027-12-31,")
+    assert extended != text
+    path.write_text(extended, encoding="utf-8")
+    verdict = check_review(read_review(path))
+    assert not verdict.passed  # an access's end moved after the review started
+    assert any("carol" in problem.message for problem in verdict.problems), verdict.problems
+
+    before = [{k: v for k, v in _facts(p, i).items() if k != "expires"} for p, i in PEOPLE]
+    older = sealed(SITE, "2026-01-05T10:00:00Z", "0.1.0", False, (), before)
+    json_path = tmp_path / "older.json"
+    json_path.write_text(review_text(older, "json"), encoding="utf-8")
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    for row in data["rows"]:
+        del row["expires"]  # as a release before the column wrote it
+    json_path.write_text(json.dumps(data), encoding="utf-8")
+    fill(json_path, lambda row: keep(by="vera@acme.example"))
+    verdict = check_review(read_review(json_path))
+    assert verdict.passed, verdict.problems
+
+
+PEOPLE = [("alice", 1001), ("dave", 1004)]
 
 
 def test_a_spreadsheet_resave_with_its_own_spelling_of_booleans_still_checks(

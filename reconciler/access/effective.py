@@ -17,11 +17,14 @@ as the diff takes it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
 
 from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import Access, Declared, Origin, Person, WorkspaceFacts
 from reconciler.access.read import SiteRead
+from reconciler.core.expiry import NO_EXPIRIES, Expiries, as_of, time_boxed
 from reconciler.core.records import RecordedWorkspace, Records
 from reconciler.core.users import UserDirectory, resolve_references
 from reconciler.kinds import user as kinds_user
@@ -31,17 +34,25 @@ from reconciler.spec import PERMISSION_KEYS
 
 @dataclass(frozen=True, slots=True)
 class DeclaredAccess:
-    """What the manifest declares about access, by user ID (references resolved against the
-    users read; a reference to nobody read cannot be anyone in the report)."""
+    """What the manifest declares about access on its day (``core/expiry.as_of``), by user
+    ID (references resolved against the users read; a reference to nobody read cannot be
+    anyone in the report); ``ends``: when its time-boxed grants end, ``ended``: the grants
+    whose day has come."""
 
     access: frozenset[tuple[int, str]]  # (user ID, workspace key)
     administrators: frozenset[int]  # declared in users: with admin: true
     named: frozenset[int]  # every user the manifest names anywhere
+    ends: Expiries = NO_EXPIRIES
+    ended: Expiries = NO_EXPIRIES
 
     @classmethod
-    def of(cls, desired: DesiredSite, users: Iterable[LiveUser]) -> DeclaredAccess:
+    def of(cls, manifest: DesiredSite, users: Iterable[LiveUser], day: date) -> DeclaredAccess:
         known = tuple(users)
-        resolution = resolve_references(desired, UserDirectory.of(known))
+        directory = UserDirectory.of(known)
+        dated = as_of(manifest, day)
+        desired = dated.site
+        resolution = resolve_references(desired, directory)
+        ended = Expiries.of(dated.expired, directory)
         access = {
             (user, workspace_key(ws.name))
             for ws in desired.workspaces
@@ -55,9 +66,9 @@ class DeclaredAccess:
             if person_key(u.username) in by_name
         }
         admins = frozenset(i for i, u in declared.items() if u.admin)
-        return cls(
-            frozenset(access), admins, frozenset(resolution.ids.values()) | frozenset(declared)
-        )
+        named = frozenset(resolution.ids.values()) | frozenset(declared) | ended.people()
+        ends = Expiries.of(time_boxed(desired), directory)
+        return cls(frozenset(access), admins, named, ends, ended)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +132,8 @@ def _entry(
     notifications, n_from = _effective(
         ws, ws.notifications, own.notifications if own else None, None if member else nothing
     )
-    return Access(
+    settings: dict[str, Any] = ws.access_settings()  # ACCESS_SETTINGS, each a bool or None
+    entry = Access(
         workspace=ws.name,
         workspace_id=ws.id,
         person=person.username,
@@ -134,9 +146,11 @@ def _entry(
         permissions_from=p_from,
         notifications=notifications,
         notifications_from=n_from,
-        **ws.access_settings(),
+        **settings,
         manifest=_declared(declared, person.id, ws.name, member, admin),
     )
+    ends = _ends(declared, entry)
+    return entry if ends is None else replace(entry, expires=ends)
 
 
 Flags = tuple[frozenset[str] | None, Origin]
@@ -171,7 +185,20 @@ def _declared(
         admin and user_id in declared.administrators
     ):
         return "declared"
+    if member and declared.ended.member("workspace", workspace, user_id) is not None:
+        return "expired"
     return "not declared"
+
+
+def _ends(declared: DeclaredAccess | None, entry: Access) -> date | None:
+    """When the manifest's grant of ``entry`` ends (time-boxed) or ended (expired): a
+    member's by its entry or account, an administrator's by the account."""
+    if declared is None or entry.manifest not in ("declared", "expired"):
+        return None
+    of = declared.ended if entry.manifest == "expired" else declared.ends
+    if entry.member and (day := of.member("workspace", entry.workspace, entry.user_id)):
+        return day
+    return of.account(entry.user_id) if entry.administrator else None
 
 
 def _person(user: LiveUser, declared: DeclaredAccess | None) -> Person:

@@ -3,6 +3,8 @@
 * ``deactivated``: an account the site reports inactive that still holds access (is still a
   member of a workspace, or still an administrator).
 * ``administrator``: every administrator -- they reach every workspace.
+* ``expired`` (with a manifest): access the manifest granted until an ``expires:`` date that
+  has passed, still on the site (the next apply removes it).
 * ``undeclared`` (with a manifest): access the manifest does not declare, held by someone it
   names: a membership it does not list, or administrator status its ``users:`` does not give.
 * ``unmanaged_user`` (with a manifest): someone the manifest never names who holds access.
@@ -27,6 +29,7 @@ domains and its long-standing partners'; a personal webmail address is rarely th
 KIND_ORDER: tuple[FindingKind, ...] = (
     "deactivated",
     "administrator",
+    "expired",
     "undeclared",
     "unmanaged_user",
     "unusual_domain",
@@ -86,6 +89,11 @@ def _about(person: Person, mine: list[Access], usual: Sequence[str]) -> list[Acc
         names = [e.workspace for e in mine]
         detail = f"never named in the manifest, yet reaches {workspace_list(names)}"
         found.append(finding("unmanaged_user", detail, names))
+    expired = [e for e in mine if e.manifest == "expired"]
+    if expired:
+        ended = [f"{e.workspace} (on {e.expires})" if e.expires else e.workspace for e in expired]
+        detail = f"still a member of {workspace_list(ended)}, whose grant in the manifest expired"
+        found.append(finding("expired", detail, [e.workspace for e in expired]))
     undeclared = [e for e in mine if e.manifest == "not declared"]
     if undeclared:
         as_member = [e.workspace for e in undeclared if e.member]

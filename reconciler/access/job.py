@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from datetime import date
 
-from reconciler import __version__
+from reconciler import __version__, clock
 from reconciler.access.effective import DeclaredAccess, effective_access
 from reconciler.access.findings import access_findings, usual_domains
 from reconciler.access.model import (
@@ -37,8 +38,10 @@ async def access_report(
     scope: ReportScope,
     desired: DesiredSite | None = None,
     previous: tuple[AccessReport, str] | None = None,
+    at: date | None = None,
 ) -> AccessReport:
-    """Effective access on the site now, judged against ``desired`` when given, compared
+    """Effective access on the site now, judged against ``desired`` when given -- as it
+    wants the site on ``at`` (``--at``; else today, by the clock): its expiries --, compared
     with ``previous`` (an earlier report and where it was read from) when given: refused
     before the first call when it is another site's or another scope's."""
     earlier = None
@@ -48,7 +51,8 @@ async def access_report(
     records = ledger.read(site.store).records
     read = await read_site(site.client, scope, site.progress, earlier)
     read_at = read_time()
-    report = assemble(site.store.site, read_at, scope, read, records, desired)
+    day = at or clock.today()
+    report = assemble(site.store.site, read_at, scope, read, records, desired, day)
     if previous is not None:
         before, origin = previous
         report = replace(report, since=compare(before, report, origin, _covered(read, scope)))
@@ -76,9 +80,12 @@ def assemble(
     read: SiteRead,
     records: Records,
     desired: DesiredSite | None,
+    day: date | None = None,
 ) -> AccessReport:
-    """The report of one read: a pure function (the golden files are made with it)."""
-    declared = DeclaredAccess.of(desired, read.users) if desired is not None else None
+    """The report of one read: a pure function (the golden files are made with it). The
+    manifest's expiries are judged on ``day``, else on the day of the read (UTC)."""
+    judged = day or date.fromisoformat(read_at[:10])
+    declared = DeclaredAccess.of(desired, read.users, judged) if desired is not None else None
     found = effective_access(read, records, declared)
     usual = usual_domains(read.emails)
     return AccessReport(

@@ -16,6 +16,7 @@ without importing the code that computes it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal
 
 from reconciler import codec
@@ -37,11 +38,12 @@ Origin = Literal["workspace", "user", "administrator", "unknown", "not a member"
 own settings, administrator status (every permission), not known (the site would not tell),
 or nowhere (notifications reach a workspace's members only)."""
 
-Declared = Literal["declared", "not declared", "unmanaged user"]
-"""Whether the manifest declares an access; "unmanaged user": the manifest never names them."""
+Declared = Literal["declared", "not declared", "unmanaged user", "expired"]
+"""Whether the manifest declares an access; "unmanaged user": the manifest never names them;
+"expired": it did, until its ``expires:`` date, which has passed (``Access.expires``)."""
 
 FindingKind = Literal[
-    "deactivated", "administrator", "undeclared", "unmanaged_user", "unusual_domain"
+    "deactivated", "administrator", "expired", "undeclared", "unmanaged_user", "unusual_domain"
 ]
 
 
@@ -104,6 +106,9 @@ class Access:
     notifications_from: Origin
     root_access: bool | None
     manifest: Declared | None = None  # None: no manifest given
+    # The day the manifest's grant of it ends (time-boxed), or ended ("expired"); None: a
+    # standing grant, or none (written only when set: reports keep their shape)
+    expires: date | None = None
 
     def access_settings(self) -> dict[str, bool | None]:
         """The workspace's ``ACCESS_SETTINGS`` by name, as this access repeats them."""
@@ -213,9 +218,12 @@ Cause = Literal[
     "override changed",
     "user deleted",
     "administrator created",
+    "expired",
 ]
 """Why an access changes. No API method changes an existing user, so a plan makes someone an
-administrator only by creating them so, and ends it only by deleting the user."""
+administrator only by creating them so, and ends it only by deleting the user. ``expired``:
+the manifest's entry for it (or the account's) reached its ``expires:`` date
+(``AccessChange.expires``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +252,9 @@ class AccessChange:
     workspace_id: int | None = None
     user_id: int | None = None
     site_name: str | None = None
+    expires: date | None = None  # the day the entry expired (cause ``expired``)
 
 
 codec.rename(AccessChange, omit_defaults=True)
 codec.rename(WorkspaceFacts, omit_defaults=True)  # ``owners`` only where the manifest has them
+codec.written_without_defaults(Access, "expires")

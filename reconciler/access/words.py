@@ -47,6 +47,19 @@ def terms(entry: Access) -> dict[str, str]:
     }
 
 
+def manifest_text(entry: Access) -> str:
+    """Whether the manifest declares an access, with its end: ``declared`` (a standing
+    grant), ``declared until 2026-12-31`` (time-boxed), ``expired 2026-12-31``; ``-``: no
+    manifest given."""
+    if entry.manifest is None:
+        return "-"
+    if entry.expires is None:
+        return entry.manifest
+    if entry.manifest == "expired":
+        return f"expired {entry.expires.isoformat()}"
+    return f"{entry.manifest} until {entry.expires.isoformat()}"
+
+
 def place(change: AccessChange) -> str:
     """The workspace of a plan's access change as reports name it: its name, its ID where it
     exists before the apply (two workspaces may share a name; a replacement's old and new do),
@@ -67,6 +80,20 @@ DRIFT_REASONS = {
     "user deleted": "the user left the manifest",
     "administrator created": "the user is missing on the site",
 }
+"""Why, in drift's words; an expiry says its date (``cause_text``)."""
+
+
+def cause_text(change: AccessChange) -> str:
+    """Why a plan changes an access, as every report says it: ``expired 2026-12-31``."""
+    if change.cause == "expired" and change.expires is not None:
+        return f"expired {change.expires.isoformat()}"
+    return change.cause
+
+
+def _drift_reason(change: AccessChange) -> str:
+    if change.cause == "expired" and change.expires is not None:
+        return f"its entry in the manifest expired on {change.expires.isoformat()}"
+    return DRIFT_REASONS[change.cause]
 
 
 def drift_sentence(change: AccessChange) -> str:
@@ -74,7 +101,7 @@ def drift_sentence(change: AccessChange) -> str:
     against the manifest ("carol can reach "Finance" on the site; the manifest does not say
     so")."""
     plain = change.cause in ("member added", "member removed")
-    why = "" if plain else f" ({DRIFT_REASONS[change.cause]})"
+    why = "" if plain else f" ({_drift_reason(change)})"
     who, where = change.person, place(change)
     if change.what == "access":
         role = " as an administrator" if change.via == "administrator" else ""

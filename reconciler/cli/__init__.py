@@ -63,6 +63,7 @@ COMMAND_MODULES = {
     "schema": "reconciler.cli.validate",
     "plan": "reconciler.cli.plan",
     "drift": "reconciler.cli.plan",
+    "expire": "reconciler.cli.expire",
     "apply": "reconciler.cli.apply",
     "show": "reconciler.cli.show",
     "export": "reconciler.cli.onboard",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import click
@@ -13,7 +14,7 @@ from reconciler.access.since import MAX_PREVIOUS_BYTES, MAX_PREVIOUS_DEPTH, read
 from reconciler.cli import SITE_ERROR, cli, epilog
 from reconciler.cli.files import write_private_file
 from reconciler.cli.manifest_input import load_desired
-from reconciler.cli.options import SiteOptions, format_option, site_options
+from reconciler.cli.options import SiteOptions, at_option, format_option, site_options
 from reconciler.cli.progress import TerminalProgress
 from reconciler.cli.site_choice import locate, locate_manifest, open_site
 from reconciler.errors import EXIT_OK
@@ -66,6 +67,7 @@ ACCESS_EPILOG = epilog(
     metavar="PREVIOUS.json",
     help="Say what changed since this JSON report.",
 )
+@at_option
 def access(
     paths: tuple[str, ...],
     site_opts: SiteOptions,
@@ -74,6 +76,7 @@ def access(
     workspaces: tuple[str, ...],
     out: Path | None,
     since: Path | None,
+    at: date | None,
 ) -> int:
     """Report who can reach which workspace on the site, how, and with what; change nothing.
 
@@ -92,7 +95,7 @@ def access(
         with TerminalProgress(verbose=site_opts.verbose) as progress:
             async with open_site(site_opts, target, progress, command="access") as site:
                 desired = manifest.desired if manifest is not None else None
-                return await access_report(site, scope, desired, previous)
+                return await access_report(site, scope, desired, previous, at)
 
     report = aio.run(run())
     if out is None:

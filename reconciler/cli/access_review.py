@@ -9,15 +9,13 @@ took effect and writes the evidence. Details: docs/access.md.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 
 import click
 
 from reconciler import __version__, aio
 from reconciler.cli import SITE_ERROR, cli, epilog
-from reconciler.cli.files import write_private_file
+from reconciler.cli.files import rewrite_manifest_file, write_private_file
 from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import SiteOptions, site_options
 from reconciler.cli.progress import TerminalProgress
@@ -33,7 +31,6 @@ from reconciler.review.files import read_review, review_text
 from reconciler.review.job import close_review, start_review
 from reconciler.review.model import Review
 from reconciler.state.backend import Holder
-from reconciler.state.files import replace_file
 
 REVIEW_FILE = click.argument(
     "review_file", metavar="REVIEW", type=click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -160,7 +157,7 @@ def apply(review_file: Path, paths: tuple[str, ...]) -> int:
     manifest: LoadedManifest = load_desired(paths)
     done = carry_out(found, manifest.desired)
     for file, text in done.files.items():
-        _rewrite(Path(file), text)
+        rewrite_manifest_file(Path(file), text)
     click.echo(apply_text(found, done, done.files), nl=False)
     needs_a_person = done.of("cannot") or done.of("kept, undeclared")
     return EXIT_ERROR if needs_a_person else EXIT_OK
@@ -217,17 +214,3 @@ def _passes(found: Review) -> bool:
     click.echo(check_text(found, verdict), nl=False, err=True)
     click.echo(f"Fix the review first (`reconciler review check {found.origin}`).", err=True)
     return False
-
-
-def _rewrite(path: Path, text: str) -> None:
-    """Replace a manifest file with its edited text, atomically, keeping its mode."""
-    real = path.resolve()
-    try:
-        mode = stat.S_IMODE(real.stat().st_mode)
-        replace_file(real, text.encode("utf-8"))
-        os.chmod(real, mode)
-    except OSError as exc:
-        raise ReconcilerError(
-            f"Cannot write the edited manifest {path}: {exc.strerror or exc}.",
-            hint="Check that the file and its directory are writable.",
-        ) from None

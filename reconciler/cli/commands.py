@@ -3,4 +3,13 @@
 The console script does not need this: ``LazyCommands`` imports a command's module on use.
 """
 
-from reconciler.cli import access, apply, onboard, plan, sandbox, state, validate  # noqa: F401
+from reconciler.cli import (  # noqa: F401
+    access,
+    apply,
+    expire,
+    onboard,
+    plan,
+    sandbox,
+    state,
+    validate,
+)

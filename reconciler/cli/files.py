@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from reconciler.errors import ReconcilerError
 from reconciler.state.files import private_directory, replace_file
+
+
+def rewrite_manifest_file(path: Path, text: str) -> None:
+    """Replace a manifest file with its edited text, atomically, keeping its mode."""
+    real = path.resolve()
+    try:
+        mode = stat.S_IMODE(real.stat().st_mode)
+        replace_file(real, text.encode("utf-8"))
+        os.chmod(real, mode)
+    except OSError as exc:
+        raise ReconcilerError(
+            f"Cannot write the edited manifest {path}: {exc.strerror or exc}.",
+            hint="Check that the file and its directory are writable.",
+        ) from None
 
 
 def write_private_file(path: Path, text: str, *, what: str) -> None:

@@ -17,13 +17,14 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from reconciler import environment
+from reconciler import clock, environment
 from reconciler.cli.config_file import CONFIG_NAME, ConfigFile, config_home, find_config
 from reconciler.environment import (
     API_FORMAT,
@@ -352,6 +353,28 @@ def target_options(command: F) -> F:
         metavar="NAME",
         help="Plan only what NAME matches (repeatable).",
     )(command)
+
+
+class DayType(click.ParamType[date]):
+    """A day written ``YYYY-MM-DD`` (``reconciler.clock``)."""
+
+    name = "date"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, date):
+            return value
+        try:
+            return clock.parse_day(str(value))
+        except clock.BadDay as exc:
+            self.fail(str(exc), param, ctx)
+
+
+at_option = click.option(
+    "--at",
+    type=DayType(),
+    metavar="DATE",
+    help="Judge expires: dates as on DATE (YYYY-MM-DD) [default: today, UTC].",
+)
 
 
 comment_dir_option = click.option(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import date
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from reconciler.cli.manifest_input import load_desired
 from reconciler.cli.options import (
     SiteOptions,
     assume_no_groups_option,
+    at_option,
     changed_option,
     comment_dir_option,
     format_option,
@@ -107,6 +109,12 @@ DRIFT_EPILOG = epilog(
 @assume_no_groups_option
 @changed_option
 @target_options
+@at_option
+@click.option(
+    "--expired-only",
+    is_flag=True,
+    help="Plan only the removal of access whose expires: date has come.",
+)
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
@@ -125,6 +133,8 @@ def plan(
     changed: bool,
     targets: tuple[str, ...],
     excludes: tuple[str, ...],
+    at: date | None,
+    expired_only: bool,
     detailed_exitcode: bool,
     show_unmanaged: bool,
 ) -> int:
@@ -132,9 +142,23 @@ def plan(
 
     PATHS are manifest files or directories. Details: docs/commands.md.
     """
+    if out is not None and at is not None:
+        raise click.UsageError(
+            "--at shows the site as the manifest wants it on another day: a preview, which "
+            "cannot be saved (-o) nor applied."
+        )
     if out is not None:
         required_secret(os.environ)  # in CI, before the site is read
-    options = PlanOptions(frozenset(replace), force, assume_no_groups, changed, targets, excludes)
+    options = PlanOptions(
+        frozenset(replace),
+        force,
+        assume_no_groups,
+        changed,
+        targets,
+        excludes,
+        at=at,
+        expired_only=expired_only,
+    )
     result = aio.run(_plan(paths, site_opts, options, out))
     warn_unused_replace(result, replace)
     listed = site_opts.lists_unmanaged(show_unmanaged)
@@ -157,6 +181,7 @@ def plan(
 @format_option(DRIFT_FORMATS)
 @show_unmanaged_option
 @target_options
+@at_option
 @click.option(
     "--notify",
     metavar="URL",
@@ -175,6 +200,7 @@ def drift(
     show_unmanaged: bool,
     targets: tuple[str, ...],
     excludes: tuple[str, ...],
+    at: date | None,
     notify: str | None,
     since_last: bool,
 ) -> int:
@@ -187,7 +213,12 @@ def drift(
             "--notify/--since-last keep and compare whole-site reports: they do not combine "
             "with --target/--exclude."
         )
-    options = PlanOptions(targets=targets, excludes=excludes)
+    if (notify or since_last) and at is not None:
+        raise click.UsageError(
+            "--notify/--since-last keep and compare the reports of today: they do not combine "
+            "with --at."
+        )
+    options = PlanOptions(targets=targets, excludes=excludes, at=at)
     webhook = check_webhook(notify) if notify else None
     listed = site_opts.lists_unmanaged(show_unmanaged)
 

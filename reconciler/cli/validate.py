@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import shlex
+from datetime import date
 
 import click
 
+from reconciler import clock
 from reconciler.cli import cli, epilog
 from reconciler.cli.config_file import config_home, find_config
-from reconciler.cli.options import checked_settings, format_option
+from reconciler.cli.options import at_option, checked_settings, format_option
 from reconciler.errors import EXIT_ERROR, EXIT_OK
 from reconciler.manifest import ManifestResult, load_manifest
+from reconciler.manifest.expire import expiry_findings
 from reconciler.manifest.schema import site_schema
 from reconciler.ownership.codeowners import drift_finding
 from reconciler.render.validation import VALIDATION_FORMATS, Validation
@@ -46,16 +50,23 @@ SCHEMA_EPILOG = epilog(
     help="Also print the normalised desired site (defaults merged, teams expanded) as YAML; "
     "with --format json, print {findings, desired} instead.",
 )
+@at_option
 @click.pass_context
-def validate(ctx: click.Context, paths: tuple[str, ...], fmt: str, show: bool) -> None:
+def validate(
+    ctx: click.Context, paths: tuple[str, ...], fmt: str, show: bool, at: date | None
+) -> None:
     settings = find_config(None, config_home(paths))
     if settings is not None:  # a broken reconciler.toml fails here, not in the pipeline
         checked_settings(settings)
     result = load_manifest(paths)
-    if result.desired is not None:  # the forge's CODEOWNERS asks for the same owners
-        drifted = drift_finding(result.desired, paths)
-        if drifted is not None:
-            result = ManifestResult(result.desired, [*result.findings, drifted])
+    desired = result.desired
+    if desired is not None:  # the forge's CODEOWNERS asks for the same owners
+        drifted = drift_finding(desired, paths)
+        at_day = ["--at", at.isoformat()] if at else []
+        command = shlex.join(["reconciler", "expire", *paths, *at_day])  # removes them
+        expired = expiry_findings(desired, at or clock.today(), command)
+        more = [*([drifted] if drifted is not None else []), *expired]
+        result = ManifestResult(desired, [*result.findings, *more])
     label = " ".join(paths)
     click.echo(VALIDATION_FORMATS.render(Validation(result, label, show), fmt))
     ctx.exit(EXIT_OK if result.ok else EXIT_ERROR)

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal, TypeVar
 
 from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import AccessChange, Cause, Effect
 from reconciler.core.actions import AfterApply, UserKey, WriteAction
 from reconciler.core.changes import Change, site_spelling
+from reconciler.core.expiry import NO_EXPIRIES, Expiries
 from reconciler.core.records import RecordedWorkspace, Records
 from reconciler.core.users import UserDirectory
 from reconciler.model import LiveSite, LiveWorkspace
@@ -51,6 +53,7 @@ class PlanView:
     workspaces: Mapping[int, LiveWorkspace] = field(default_factory=dict)  # by ID, as read
     recorded: Mapping[int, RecordedWorkspace] = field(default_factory=dict)  # by ID
     admin_ids: tuple[int, ...] = ()  # the site's administrators who stay so, sorted
+    expiries: Expiries = NO_EXPIRIES  # the entries that expired: a removal they explain
     _memos: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -61,6 +64,7 @@ class PlanView:
         live: LiveSite,
         directory: UserDirectory,
         records: Records,
+        expiries: Expiries = NO_EXPIRIES,
     ) -> PlanView:
         deleted = frozenset(user for action in actions for user in action.users_removed())
         recorded: dict[int, RecordedWorkspace] = {}
@@ -80,6 +84,7 @@ class PlanView:
             workspaces,
             recorded,
             tuple(sorted(u.id for u in live.users if u.admin and u.id not in deleted)),
+            expiries,
         )
 
     def memo(self, key: str, build: Callable[[], T]) -> T:
@@ -138,6 +143,9 @@ class PlanView:
         detail: str | None = None,
     ) -> AccessChange:
         on_site = self.workspace_name(workspace_id) if workspace_id is not None else None
+        expires = self._expired(user, name, cause)
+        if expires is not None:
+            cause = "expired"
         return AccessChange(
             self.directory.label(user),
             name,
@@ -149,7 +157,17 @@ class PlanView:
             workspace_id=workspace_id,
             user_id=None if isinstance(user, AfterApply) else user,
             site_name=site_spelling(name, on_site) if on_site is not None and name else None,
+            expires=expires,
         )
+
+    def _expired(self, user: UserKey, name: str | None, cause: Cause) -> date | None:
+        """The day the manifest's entry behind a removal expired: a member who leaves, a
+        declared account deleted, because its ``expires:`` came (``core/expiry.py``)."""
+        if cause == "member removed" and name is not None:
+            return self.expiries.member("workspace", name, user)
+        if cause == "user deleted":
+            return self.expiries.account(user)
+        return None
 
 
 def plan_access(
@@ -158,9 +176,11 @@ def plan_access(
     live: LiveSite,
     directory: UserDirectory,
     records: Records,
+    expiries: Expiries = NO_EXPIRIES,
 ) -> tuple[AccessChange, ...]:
-    """Every access the plan gives or takes, once each, sorted by person, then workspace."""
-    view = PlanView.of(actions, tuple(changes), live, directory, records)
+    """Every access the plan gives or takes, once each, sorted by person, then workspace
+    (a removal an expired entry explains says so: cause ``expired``)."""
+    view = PlanView.of(actions, tuple(changes), live, directory, records, expiries)
     found: dict[tuple[Any, ...], AccessChange] = {}
     for action in actions:
         for change in action.access_effects(view):

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Literal
 
-from reconciler import codec
+from reconciler import clock, codec
 from reconciler.core.actions import UserKey, WriteAction
 from reconciler.core.changes import Change, FieldChange, ObjectKind
+from reconciler.core.expiry import NO_EXPIRIES, Expiries
 from reconciler.core.guards import protecting
 from reconciler.core.memberships import MembershipChange, Place
 from reconciler.core.users import UserDirectory, user_order
@@ -88,6 +90,18 @@ class PlanOptions:
     changed: bool = False  # plan only what changed since the last apply (engine/read/scope.py)
     targets: tuple[str, ...] = ()  # --target patterns (engine/read/targets.py)
     excludes: tuple[str, ...] = ()  # --exclude patterns
+    # --at: the day the manifest's expiries are judged on (a preview); None: today, by the
+    # clock (``reconciler.clock``), read once when the plan is made
+    at: date | None = None
+    # --expired-only: plan the removal of expired access and nothing else (the schedule's)
+    expired_only: bool = False
+
+    def day(self) -> date:
+        """The day the plan is made for."""
+        return self.at if self.at is not None else clock.today()
+
+
+codec.written_without_defaults(PlanOptions, "at", "expired_only")  # plans keep their bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +112,7 @@ class PlanInputs:
     options: PlanOptions
     policy: Policy
     live: LiveSite | None = None  # what the site showed: is a vanished object's name free?
+    expiries: Expiries = NO_EXPIRIES  # the entries that expired: why a removal happens
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,14 @@ from reconciler.core.changes import MEMBERS, Change, FieldChange, value_text
 from reconciler.engine.planning.plan import Plan
 
 Category = Literal[
-    "missing", "extra", "changed", "needs_replacement", "records", "unmanaged", "unobservable"
+    "missing",
+    "extra",
+    "changed",
+    "needs_replacement",
+    "records",
+    "unmanaged",
+    "unobservable",
+    "expiring",
 ]
 CATEGORIES: tuple[Category, ...] = (
     "missing",
@@ -35,6 +42,9 @@ CATEGORIES: tuple[Category, ...] = (
 DRIFT_CATEGORIES = CATEGORIES[:5]  # the ones that mean "out of sync"
 """``records``: the site matches, but the tool's records do not yet (a ``previously`` move,
 an object gone from the site and the manifest): out of sync until an apply saves them."""
+EXPIRING: Category = "expiring"
+"""The manifest's entries that end within ``policy.expiry_notice_days``: not drift (the site
+matches), listed so their owners hear of it ahead; written only when there are some."""
 
 
 def difference_data(kind: str, field: FieldChange) -> dict[str, Any]:
@@ -132,6 +142,7 @@ class DriftReport:
     access: tuple[AccessDrift, ...] = ()
     in_sync: bool = True  # of the whole report: a since-last view lists less, and says so
     since_last: SinceLast | None = None  # only the new items are listed
+    expiring: tuple[DriftItem, ...] = ()  # entries that end soon (``EXPIRING``)
 
     def items(self, category: Category) -> tuple[DriftItem, ...]:
         found: tuple[DriftItem, ...] = getattr(self, category)
@@ -146,6 +157,8 @@ class DriftReport:
         for category in CATEGORIES:
             data[category] = [item.to_data() for item in self.items(category)]
         data["access"] = [item.to_data() for item in self.access]
+        if self.expiring:
+            data[EXPIRING] = [item.to_data() for item in self.expiring]
         data["in_sync"] = self.in_sync
         if self.since_last is not None:
             data["since_last"] = self.since_last.to_data()
@@ -208,6 +221,16 @@ def drift_report(plan: Plan) -> DriftReport:
             for c in plan.access or ()
         ),
         in_sync=not any(found[category] for category in DRIFT_CATEGORIES),
+        expiring=tuple(
+            DriftItem(
+                e.kind,
+                e.name,
+                e.sentence(),
+                action="expiring",
+                refs=(e.person, e.expires.isoformat()),
+            )
+            for e in plan.expiring or ()
+        ),
     )
 
 

@@ -29,6 +29,7 @@ from reconciler.core.planning import PlanOptions
 from reconciler.core.records import DriftReported, DriftSeen, reduce
 from reconciler.engine.drift import (
     DRIFT_CATEGORIES,
+    EXPIRING,
     Category,
     DriftItem,
     DriftReport,
@@ -41,9 +42,10 @@ from reconciler.engine.workflow import LoadedManifest, OpenSite, make_plan
 from reconciler.identity import KEYS, name_key
 from reconciler.state.backend import LockHeld
 
-NEWS_CATEGORIES: tuple[Category, ...] = (*DRIFT_CATEGORIES, "unmanaged")
-"""What can be news: drift, and objects someone made on the site by hand. What the site
-cannot report (unobservable) is the same every night."""
+NEWS_CATEGORIES: tuple[Category, ...] = (*DRIFT_CATEGORIES, "unmanaged", EXPIRING)
+"""What can be news: drift, objects someone made on the site by hand, and access that ends
+soon (said once, the night it enters ``policy.expiry_notice_days``). What the site cannot
+report (unobservable) is the same every night."""
 
 
 KEY_SCHEME = "drift-news/2"  # in every key's digest: no key of the sentence scheme equals one

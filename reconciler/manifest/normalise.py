@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.clock import parse_day
 from reconciler.kinds import user as kinds_user
 from reconciler.kinds import workspace
 from reconciler.kinds.change import values
@@ -75,10 +76,12 @@ def _group(decl: GroupDecl, references: UserReferences) -> DesiredGroup:
 
 
 def _user(entry: Entry) -> DesiredUser:
+    expires = entry.value.get("expires")
     return DesiredUser(
         username=entry.value["username"],
         source=entry.source(),
         previously=_previously(entry),
+        expires=parse_day(expires) if expires is not None else None,
         **values(kinds_user.from_manifest(entry.value)),
     )
 
@@ -104,4 +107,5 @@ def _policy(entry: Entry | None) -> Policy:
         ),
         reviewers=tuple(str(reviewer) for reviewer in given.get("reviewers", ())),
         review=ReviewPolicy(strict=(given.get("review") or {}).get("strict", False)),
+        expiry_notice_days=int(given.get("expiry_notice_days", fallback.expiry_notice_days)),
     )

@@ -8,15 +8,18 @@ place it was written. Both need the same path and place of every reference, so o
 serves both: the rules take its findings (``rules.py``), the normalisation its references
 (``normalise.py``), where each used to walk all of them on its own. A list with nothing to
 report, nearly every one, is made into references in one go (``_CleanTexts``); any other is
-walked item by item (``_read_list``), where the findings are made.
+walked item by item (``_read_list``), where the findings are made. So is a list with a
+time-limited entry (``{user: bob, expires: 2026-12-31}``): its reference is ``user``, and
+the day its access ends (``UserRef.expires``) is checked to be one of the calendar.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
+from reconciler.clock import BadDay, parse_day
 from reconciler.findings import Finding
 from reconciler.identity import username_key
 from reconciler.manifest.compose import Position
@@ -24,7 +27,7 @@ from reconciler.manifest.merge import Entry, MergedManifest
 from reconciler.manifest.names import reference_problem
 from reconciler.manifest.paths import child
 from reconciler.manifest.values import ListPlaces
-from reconciler.model import UserRef, user_ref_at, user_refs_at
+from reconciler.model import Source, UserRef, user_ref_at, user_refs_at
 
 ListKey = tuple[int, str]
 """A list of references: the identity of its document and its path there."""
@@ -118,15 +121,18 @@ def _read_list(
     file, odd_numbers = document.file, document.odd_numbers
     first_index: dict[str, int] = {}
     refs: list[UserRef] = []
-    for index, ref, path, position in _places(entry, key, list_path):
+    for index, item, path, position in _places(entry, key, list_path):
+        ref, ref_path = (item["user"], f"{path}.user") if type(item) is dict else (item, path)
         text = ref if isinstance(ref, str) else str(ref)
         if position is not None:
             user_ref = user_ref_at(text, file, position[0], position[1], path)
         else:
             user_ref = UserRef(text, document.source(path))
+        if type(item) is dict:
+            user_ref = _timed(user_ref, item, path, document.source, findings)
         refs.append(user_ref)
         if odd_numbers:
-            odd = odd_numbers.get(path)
+            odd = odd_numbers.get(ref_path)
             if odd is not None:
                 findings.append(
                     Finding.error(
@@ -160,14 +166,38 @@ def _read_list(
     return tuple(refs)
 
 
+def _timed(
+    ref: UserRef,
+    item: dict[str, Any],
+    path: str,
+    source: Callable[[str], Source],
+    findings: list[Finding],
+) -> UserRef:
+    """``ref`` with the day its access ends (a time-limited entry); a day no calendar has is
+    an error at ``expires`` (the schema checked its shape)."""
+    try:
+        return replace(ref, expires=parse_day(item["expires"]))
+    except BadDay as exc:
+        findings.append(
+            Finding.error(
+                f"the expiry date {exc}",
+                source(f"{path}.expires"),
+                "write the day the access ends as YYYY-MM-DD, e.g. 2026-12-31",
+            )
+        )
+        return ref
+
+
 def _whole(entry: Entry, key: str, list_path: str) -> tuple[list[Any], ListPlaces] | None:
     """The list at ``key`` and where its items were written, when all of it can be read at
-    once: no schema error at or under it, and the builder's record of it (``Document.lists``)
-    is of these values. A document with a number YAML read otherwise (``odd_numbers``) is read
-    item by item, where that is reported."""
+    once: no schema error at or under it, no time-limited entry, and the builder's record of
+    it (``Document.lists``) is of these values. A document with a number YAML read otherwise
+    (``odd_numbers``) is read item by item, where that is reported."""
     values = entry.value.get(key)
     document = entry.document
     if not isinstance(values, list) or document.odd_numbers or not document.usable(list_path):
+        return None
+    if any(type(value) is dict for value in values):
         return None
     places = document.lists.get(list_path)
     if places is None or len(places) != len(values):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from reconciler.clock import BadDay, parse_day
 from reconciler.findings import Finding, place
 from reconciler.identity import username_key
 from reconciler.kinds import user as kinds_user
@@ -53,6 +54,7 @@ def check_users(manifest: MergedManifest) -> Iterator[Finding]:
                 yield _one_login_two_people(entry, key, other, other_key)
         yield from _texts(entry)
         yield from _phones(entry)
+        yield from _expiry(entry)
 
 
 def _declared_twice(entry: Entry, earlier: Entry, key: str, label: str) -> Finding:
@@ -106,3 +108,18 @@ def _phones(entry: Entry) -> Iterator[Finding]:
                 if digits
                 else "write it in quotes, digits only, e.g. '0041791234567'",
             )
+
+
+def _expiry(entry: Entry) -> Iterator[Finding]:
+    """``expires:`` is a day of the calendar (the schema checked it is written YYYY-MM-DD)."""
+    written = entry.get("expires", str)
+    if written is None:
+        return
+    try:
+        parse_day(written)
+    except BadDay as exc:
+        yield Finding.error(
+            f"the expiry date {exc}",
+            entry.source("expires"),
+            "write the day the account's access ends as YYYY-MM-DD, e.g. 2026-12-31",
+        )

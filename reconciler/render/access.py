@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from reconciler import codec
 from reconciler.access.model import ACCESS_SETTINGS, Access, AccessReport
-from reconciler.access.words import known_text
+from reconciler.access.words import known_text, manifest_text
 from reconciler.render.access_html import render_access_html
 from reconciler.render.access_text import render_access_markdown, render_access_text
 from reconciler.render.formats import Format, Formats, View
@@ -106,7 +106,7 @@ def render_access_csv(report: AccessReport) -> str:
             "" if e.notifications is None else " ".join(sorted(e.notifications)),
             e.notifications_from,
             *(known_text(value) for value in e.access_settings().values()),
-            e.manifest or "",
+            "" if e.manifest is None else manifest_text(e),
         )
 
     return csv_text([CSV_COLUMNS, *(cells(e) for e in report.entries)])

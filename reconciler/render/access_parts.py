@@ -10,12 +10,13 @@ from dataclasses import dataclass
 
 from reconciler.access.identity import person_key, workspace_key
 from reconciler.access.model import Access, AccessReport, AccessShift, Person, WorkspaceFacts
-from reconciler.access.words import counted, flags_text, known_text
+from reconciler.access.words import counted, flags_text, known_text, manifest_text
 from reconciler.findings import plural
 
 FINDING_LABELS = {
     "deactivated": "deactivated",
     "administrator": "administrator",
+    "expired": "expired",
     "undeclared": "not declared",
     "unmanaged_user": "unmanaged user",
     "unusual_domain": "unusual domain",
@@ -143,7 +144,7 @@ def row(entry: Access) -> dict[str, str]:
         "active": known_text(entry.active),
         "permissions": flags_text(entry.permissions, entry.permissions_from),
         "notifications": flags_text(entry.notifications, entry.notifications_from),
-        "manifest": entry.manifest or "-",
+        "manifest": manifest_text(entry),
     }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reconciler.access.model import AccessChange
-from reconciler.access.words import place
+from reconciler.access.words import cause_text, place
 from reconciler.render.lines import Line
 
 MAX_LISTED = 20
@@ -25,7 +25,7 @@ HEADING = "Who gains or loses access:"
 def change_line(change: AccessChange) -> Line:
     symbol, style = SYMBOLS[change.effect], STYLES[change.effect]
     where = place(change)
-    why: str = change.cause
+    why = cause_text(change)
     if change.what == "access":
         role = " as an administrator" if change.via == "administrator" else ""
         text = f"{change.person} {change.effect} access to {where}{role}"
@@ -48,13 +48,23 @@ def _group_key(change: AccessChange) -> tuple[Any, ...]:
         change.detail,
         change.workspace_id,
         change.site_name,
+        change.expires,
     )
 
 
 def _group_line(key: tuple[Any, ...], count: int) -> Line:
-    workspace, effect, what, via, cause, detail, workspace_id, site_name = key
+    workspace, effect, what, via, cause, detail, workspace_id, site_name, expires = key
     sample = AccessChange(
-        "", workspace, effect, what, via, cause, detail, workspace_id, site_name=site_name
+        "",
+        workspace,
+        effect,
+        what,
+        via,
+        cause,
+        detail,
+        workspace_id,
+        site_name=site_name,
+        expires=expires,
     )
     verb = effect if count == 1 else effect.removesuffix("s")
     if what == "access":
@@ -66,7 +76,7 @@ def _group_line(key: tuple[Any, ...], count: int) -> Line:
     else:
         who = f"{count} member{'s' if count != 1 else ''} of {place(sample)}"
         text = f"{who}: {what} {detail}" if effect == "changes" else f"{who} {verb} {what}"
-    return Line(f"  {SYMBOLS[effect]} {text} ({cause})", STYLES[effect])
+    return Line(f"  {SYMBOLS[effect]} {text} ({cause_text(sample)})", STYLES[effect])
 
 
 def access_lines(changes: Sequence[AccessChange]) -> list[Line]:

@@ -7,6 +7,7 @@ import json
 from reconciler.engine.drift import (
     CATEGORIES,
     DRIFT_CATEGORIES,
+    EXPIRING,
     AccessDrift,
     DriftItem,
     DriftReport,
@@ -26,6 +27,7 @@ TITLES = {
     "records": "Records only (the tool's records are behind; the next apply saves them)",
     "unmanaged": "Unmanaged (on the site, never in the manifest; left alone)",
     "unobservable": "Unobservable (the site does not report these facts)",
+    "expiring": "Expires soon (within policy.expiry_notice_days; not drift)",
 }
 STYLES = {
     "missing": "create",
@@ -43,9 +45,15 @@ def _access(item: AccessDrift) -> str:
     return f"  {item.detail}"
 
 
+def item_text(item: DriftItem) -> str:
+    """One item in words: its object, then what is said of it (an expiry names both)."""
+    if item.action == "expiring" or not item.name:
+        return item.detail
+    return f'{item.kind} "{item.name}": {item.detail}'
+
+
 def _entry(item: DriftItem) -> str:
-    name = f'{item.kind} "{item.name}": ' if item.name else ""
-    return f"  {name}{item.detail}"
+    return f"  {item_text(item)}"
 
 
 def _verdict(report: DriftReport) -> str:
@@ -99,6 +107,12 @@ def drift_lines(report: DriftReport, *, show_unmanaged: bool = False) -> list[Li
             *(Line(_access(i), "change") for i in access),
         ]
         lines.append(Line(""))
+    if report.expiring:
+        lines += [
+            Line(f"{TITLES[EXPIRING]}:", "heading"),
+            *(Line(_entry(item), "warning") for item in report.expiring),
+            Line(""),
+        ]
     lines.append(Line(_verdict(report), "heading"))
     return lines
 
@@ -123,6 +137,9 @@ def render_drift_markdown(report: DriftReport) -> str:
     if report.access:
         access = report.access
         sections.append((f"{ACCESS_TITLE} ({len(access)})", [_access(i) for i in access]))
+    if report.expiring:
+        title = f"{TITLES[EXPIRING]} ({len(report.expiring)})"
+        sections.append((title, [_entry(item) for item in report.expiring]))
     text = render_markdown(
         "drift.md.j2",
         site=report.site,

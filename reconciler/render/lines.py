@@ -100,6 +100,12 @@ def _membership_lines(item: FieldChange) -> list[Line]:
 
 
 RECORDS_HEADING = "The tool's records will change (the site is not changed):"
+EXPIRING_HEADING = "Expires soon (within policy.expiry_notice_days; extend it in the manifest):"
+
+
+def expiring_lines(plan: Plan) -> list[Line]:
+    """The manifest's entries that end soon, soonest first: their owners are warned ahead."""
+    return [Line(f"  {entry.sentence()}", "warning") for entry in plan.expiring or ()]
 
 
 def record_lines(plan: Plan) -> list[Line]:

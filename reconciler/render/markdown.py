@@ -30,6 +30,7 @@ from reconciler.render.escape import code_fence, visible
 from reconciler.render.lines import (
     Line,
     change_lines,
+    expiring_lines,
     left_alone_lines,
     record_lines,
     safety_lines,
@@ -103,6 +104,9 @@ def _sections(plan: Plan) -> list[_Section]:
         title = f"Who gains or loses access ({len(plan.access)})"
         gains = [line.text[2:] for line in access_lines(plan.access)]
         sections.append(_Section.of(title, gains, "diff"))
+    if plan.expiring:
+        title = f"Expires soon ({len(plan.expiring)})"
+        sections.append(_Section.of(title, _texts(expiring_lines(plan)), "text"))
     if plan.changed_records:
         title = f"Records only, the site is not changed ({len(plan.changed_records)})"
         sections.append(_Section.of(title, _texts(record_lines(plan)), "text"))

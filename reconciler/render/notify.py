@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from reconciler.engine.drift import EXPIRING
 from reconciler.engine.drift_news import NEWS_CATEGORIES, DriftNews
-from reconciler.render.drift import TITLES
+from reconciler.render.drift import TITLES, item_text
 from reconciler.render.escape import slack_text
 
 LISTED = 20  # items named in the message; the rest are counted (the JSON keys have them all)
@@ -18,9 +19,8 @@ def notification_text(news: DriftNews) -> str:
     lines = [f"*site-reconciler drift on {slack_text(report.site)}*: {news.count} new {since}"]
     items = [(c, item) for c in NEWS_CATEGORIES for item in news.new.get(c, [])]
     for category, item in items[:LISTED]:
-        name = f'{item.kind} "{item.name}": ' if item.name else ""
         title = TITLES[category].split(" (")[0]
-        lines.append(slack_text(f"• {title}: {name}{item.detail}"))
+        lines.append(slack_text(f"• {title}: {item_text(item)}"))
     if len(items) > LISTED:
         lines.append(f"… and {len(items) - LISTED} more")
     if news.resolved:
@@ -43,6 +43,7 @@ def notification(news: DriftNews) -> dict[str, Any]:
         "new": {
             category: [item.to_data() for item in news.new.get(category, [])]
             for category in NEWS_CATEGORIES
+            if category != EXPIRING or news.new.get(category)  # a key only when some expire
         },
         "resolved": news.resolved,
     }

@@ -8,9 +8,11 @@ from reconciler.engine.planning.plan import Plan
 from reconciler.render.access_plan import access_section
 from reconciler.render.escape import visible
 from reconciler.render.lines import (
+    EXPIRING_HEADING,
     RECORDS_HEADING,
     Line,
     change_lines,
+    expiring_lines,
     left_alone_lines,
     notice_lines,
     record_lines,
@@ -40,6 +42,7 @@ def plan_lines(plan: Plan, *, show_unmanaged: bool = False) -> list[Line]:
         lines.append(Line(""))
     lines += access_section(plan.access)
     sections = (
+        (EXPIRING_HEADING, expiring_lines(plan)),
         (RECORDS_HEADING, record_lines(plan)),
         ("Left alone:", left_alone_lines(plan, list_unmanaged=show_unmanaged)),
         (

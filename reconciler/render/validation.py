@@ -37,8 +37,15 @@ _ShowDumper.add_representer(
 )
 
 
+def _as_written(ref: UserRef) -> str | dict[str, str]:
+    """A reference as the manifest writes it: its text, or ``{user, expires}``."""
+    if ref.expires is None:
+        return ref.text
+    return {"user": ref.text, "expires": ref.expires.isoformat()}
+
+
 _shown = codec.converter.copy()
-_shown.register_unstructure_hook(UserRef, lambda ref: ref.text)  # as written
+_shown.register_unstructure_hook(UserRef, lambda ref: _as_written(ref))
 _shown.register_unstructure_hook(Source, str)  # file:line:column (path)
 
 

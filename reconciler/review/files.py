@@ -27,6 +27,7 @@ from reconciler import bounded_json
 from reconciler.errors import ReconcilerError
 from reconciler.render.access import csv_text
 from reconciler.review.model import (
+    ADDED_COLUMNS,
     COLUMNS,
     DECISION_COLUMNS,
     FACT_COLUMNS,
@@ -185,13 +186,14 @@ def _csv_preamble(reader: CsvReader, origin: str) -> tuple[dict[str, Any], dict[
         cells = _trimmed(row)
         if cells and unneutralised(cells[0]) == COLUMNS[0]:
             names = [unneutralised(cell).strip() for cell in cells]
-            missing = [column for column in COLUMNS if column not in names]
+            missing = [c for c in COLUMNS if c not in names and c not in ADDED_COLUMNS]
             if missing:
                 raise BadReview(
                     f"{origin} lacks the column(s) {', '.join(missing)}.",
                     hint="Keep every column `review start` wrote (add your own after them).",
                 )
-            return _csv_header_values(values), {name: names.index(name) for name in COLUMNS}
+            positions = {name: names.index(name) for name in COLUMNS if name in names}
+            return _csv_header_values(values), positions
         if cells and cells[0] == REVIEWER_KEY:
             fields = [*map(unneutralised, cells[1:5]), "", "", "", ""][:4]
             values.setdefault("reviewers", []).append(
@@ -284,12 +286,12 @@ def _reviewers(items: object, origin: str) -> tuple[Reviewer, ...]:
 def _row(item: object, where: str, origin: str) -> Row:
     if not isinstance(item, dict):
         raise BadReview(f"{origin}, {where}: a row must be an object.", hint=HINT)
-    missing = [column for column in COLUMNS if column not in item]
+    missing = [c for c in COLUMNS if c not in item and c not in ADDED_COLUMNS]
     if missing:
         raise BadReview(f"{origin}, {where}: lacks {', '.join(missing)}.", hint=HINT)
     facts: dict[str, Cell] = {}
     for column in FACT_COLUMNS:
-        value = item[column]
+        value = item.get(column)
         if value is None:
             value = ""
         if not isinstance(value, str | int) or isinstance(value, bool):

@@ -48,10 +48,16 @@ FACT_COLUMNS = (
     "notifications",
     *ACCESS_SETTINGS,
     "manifest",
+    "expires",
     "findings",
     "reviewer",
 )
 """What the tool writes and seals: the access, what the reviewer decides on, and who is to."""
+
+ADDED_COLUMNS = frozenset({"expires"})
+"""Fact columns added within the format's version: a file written before them is read without
+them, and a row's digests take them in only where they hold something -- so the digests of a
+review started before them still hold."""
 
 DECISION_COLUMNS = ("decision", "justification", "decided_by", "decided_at")
 """What a reviewer writes: ``keep`` or ``revoke``, why, who decided and when."""
@@ -166,7 +172,11 @@ def canonical(column: str, value: Cell) -> str:
 
 
 def _facts_line(facts: Mapping[str, Cell]) -> list[str]:
-    return [canonical(column, facts.get(column, "")) for column in FACT_COLUMNS]
+    return [
+        canonical(column, facts.get(column, ""))
+        for column in FACT_COLUMNS
+        if column not in ADDED_COLUMNS or facts.get(column, "") != ""
+    ]
 
 
 def row_check(site: str, read_at: str, facts: Mapping[str, Cell]) -> str:

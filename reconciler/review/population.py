@@ -53,6 +53,7 @@ def population(
             "notifications": _notifications(entry),
             **{name: known_text(value) for name, value in entry.access_settings().items()},
             "manifest": entry.manifest or "",
+            "expires": _expires(entry),
             "findings": ", ".join(_findings(entry, about.get(entry.user_id, []))),
             "reviewer": REVIEWER_SEPARATOR.join(reviewers),
         }
@@ -82,6 +83,15 @@ def _findings(entry: Access, findings: list[AccessFinding]) -> Iterator[str]:
     for finding in findings:
         if finding.kind not in WORKSPACE_FINDINGS or entry.manifest == "not declared":
             yield finding.kind
+
+
+def _expires(entry: Access) -> str:
+    """When the manifest's grant ends: its date (time-boxed, or expired), ``standing`` for a
+    declared access without one, nothing where the manifest grants nothing (or was not
+    given)."""
+    if entry.expires is not None:
+        return entry.expires.isoformat()
+    return "standing" if entry.manifest == "declared" else ""
 
 
 def _notifications(entry: Access) -> str:

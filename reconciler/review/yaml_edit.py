@@ -8,7 +8,9 @@ rewritten. So the edit is made in the text: libyaml's event stream (the parser t
 loader uses) says where each item of each list starts and ends, and only those characters go:
 
 * a block list (``- alice``): the item's line, its end-of-line comment with it; comment
-  lines around it stay. Its last item leaves ``users: []``, never an empty value (null).
+  lines around it stay. Its last item leaves ``users: []``, never an empty value (null). An
+  item that is a mapping (``- {user: bob, expires: 2026-12-31}``, or a ``users:`` entry
+  written over several lines) takes its lines with it.
 * a flow list (``[alice, bob]``): the item and its comma; a line it had to itself goes.
 
 Then the edited text is parsed again and must equal the document with those items removed,
@@ -36,11 +38,12 @@ class EditRefused(Exception):
 
 @dataclass(slots=True)
 class Item:
-    """One scalar or alias of a list, as written: where its text starts and ends."""
+    """One item of a list, as written: where its text starts and ends (a mapping's or a
+    list's: its last value's end, or its closing bracket's)."""
 
     start: int
     end: int
-    value: str | None  # the scalar's text; None for an alias
+    value: str | None  # the scalar's text; None for an alias or a collection
     anchor: str | None
 
 
@@ -51,8 +54,8 @@ class WrittenList:
     flow: bool
     key_end: int | None  # just after the key that holds it, when a mapping's value
     anchors: list[str] = field(default_factory=list)  # on it and the collections around it
-    items: list[Item] = field(default_factory=list)  # its scalars and aliases
-    count: int = 0  # its items of any kind: more than ``items`` when some are collections
+    items: list[Item] = field(default_factory=list)  # its items: scalars, aliases, collections
+    count: int = 0  # its items as the parser counted them: as many as ``items``
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,8 @@ class _Open:
     anchors: list[str]
     index: int = 0
     key: str | None = None
+    item: Item | None = None  # the list item this collection is, when it is one
+    flow: bool = False  # written in brackets: it ends where its closing bracket does
 
 
 @dataclass(slots=True)
@@ -107,21 +112,38 @@ class _Walk:
 
     def open(self, event: yaml.CollectionStartEvent) -> None:
         path = self.place()
-        around = self.stack[-1].anchors if self.stack else []
+        top = self.stack[-1] if self.stack else None
+        around = top.anchors if top else []
         anchors = [*around, *([event.anchor] if event.anchor else [])]
         if isinstance(event, yaml.SequenceStartEvent) and path is not None:
             self.lists[path] = WrittenList(bool(event.flow_style), self.key_ends.get(path), anchors)
+        item = None
+        if top is not None and not top.mapping and top.path in self.lists:
+            start, end = _span(event)
+            item = Item(start, end, None, event.anchor)
+            self.lists[top.path].items.append(item)
         mapping = isinstance(event, yaml.MappingStartEvent)
-        self.stack.append(_Open(mapping, "?" if path is None else path, anchors))
+        opened = _Open(mapping, "?" if path is None else path, anchors, item=item)
+        opened.flow = bool(event.flow_style)
+        self.stack.append(opened)
 
-    def close(self) -> None:
+    def close(self, event: yaml.CollectionEndEvent) -> None:
+        if self.stack[-1].flow:  # a block collection's end event is where the next token is
+            self.reach(_span(event)[1])
         closed = self.stack.pop()
         if not closed.mapping and closed.path in self.lists:
             self.lists[closed.path].count = closed.index
         self.advance()
 
+    def reach(self, end: int) -> None:
+        """The collections being read that are list items reach at least ``end``."""
+        for opened in self.stack:
+            if opened.item is not None and end > opened.item.end:
+                opened.item.end = end
+
     def leaf(self, event: yaml.ScalarEvent | yaml.AliasEvent) -> None:
         start, end = _span(event)
+        self.reach(end)
         alias = event.anchor if isinstance(event, yaml.AliasEvent) else None
         if alias is not None:
             self.used.add(alias)
@@ -154,7 +176,7 @@ def layout(text: str) -> Layout:
         if isinstance(event, yaml.CollectionStartEvent):
             walk.open(event)
         elif isinstance(event, yaml.CollectionEndEvent):
-            walk.close()
+            walk.close(event)
         elif isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
             walk.leaf(event)
     return Layout(walk.lists, walk.aliases, frozenset(walk.used))
@@ -181,7 +203,11 @@ def remove_items(text: str, path: str, indexes: set[int]) -> str:
     target = _at(expected, path)
     for index in sorted(indexes, reverse=True):
         del target[index]
-    if yaml.load(edited, Loader=Loader) != expected:
+    try:
+        changed = yaml.load(edited, Loader=Loader) != expected
+    except yaml.YAMLError:  # an anchor that went with the item, its alias left behind
+        changed = True
+    if changed:
         raise EditRefused(f"removing it from {path} would change more than that list")
     return edited
 
@@ -196,8 +222,6 @@ def _remove_one(text: str, path: str, index: int) -> str:
     anchor = shared_by(found, path)
     if anchor is not None:
         raise EditRefused(f"{path} is shared through the YAML anchor &{anchor}")
-    if written.count != len(written.items):
-        raise EditRefused(f"{path} holds more than names")
     item = written.items[index]
     if item.anchor is not None and item.anchor in found.used:
         raise EditRefused(f"{path}[{index}] carries the anchor &{item.anchor}, used elsewhere")

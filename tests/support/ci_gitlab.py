@@ -141,7 +141,12 @@ class GitlabRun:
     def jobs(self) -> dict[str, str]:
         """The pipeline's jobs, each ``"on_success"`` or ``"manual"``, in stage order."""
         stages = self.template.get("stages", ["build", "test", "deploy"])
-        context = {**self.pipeline.predefined(self.project), **self._globals()}
+        context = {
+            **self.pipeline.predefined(self.project),
+            **self._globals(),
+            **self._project_variables(None),  # rules see those of every environment ("*")
+            **self.pipeline.variables,
+        }
         found: list[tuple[int, str, str]] = []
         for name in self.template:
             if name.startswith(".") or not isinstance(self.template[name], dict):
@@ -167,18 +172,25 @@ class GitlabRun:
         environment = environment_name(job)
         if environment:
             variables["CI_ENVIRONMENT_NAME"] = environment
+        variables.update(self._project_variables(environment))
+        variables.update(self.pipeline.variables)
+        variables.update(played)
+        return variables
+
+    def _project_variables(self, environment: str | None) -> dict[str, str]:
+        """The project's CI/CD variables a job of ``environment`` gets (None: the rules,
+        which see only those of every environment)."""
+        found: dict[str, str] = {}
         protected = self.pipeline.branch in self.project.protected_branches
         for key, candidates in self.project.variables.items():
             for candidate in candidates:
                 if candidate.protected and not protected:
                     continue
-                if candidate.scope == "*" or fnmatch.fnmatchcase(
-                    environment or "", candidate.scope
+                if candidate.scope == "*" or (
+                    environment is not None and fnmatch.fnmatchcase(environment, candidate.scope)
                 ):
-                    variables[key] = candidate.value
-        variables.update(self.pipeline.variables)
-        variables.update(played)
-        return variables
+                    found[key] = candidate.value
+        return found
 
     def run(self, name: str, **played: str) -> JobRun:
         """Run (or play, for a manual job, with ``played`` variables) one job to its end."""

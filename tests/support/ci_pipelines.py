@@ -146,8 +146,8 @@ class MergeRun:
     def __init__(self, team: Team, run: GithubRun | GitlabRun) -> None:
         self.team, self._run = team, run
 
-    def plan(self) -> JobRun:
-        return self._run.run(ROLES[self.team.forge]["merge-plan"])
+    def plan(self, **overrides: str) -> JobRun:
+        return self._run.run(ROLES[self.team.forge]["merge-plan"], **overrides)
 
     def apply(self, **overrides: str) -> JobRun:
         return self._run.run(ROLES[self.team.forge]["apply"], **overrides)
@@ -172,6 +172,7 @@ class Team:
         self.install = str(tool.wheels)
         self.forge_token = forge_api.token  # the job's token (GitHub), GITLAB_API_TOKEN
         self.gitlab_overrides: dict[str, Any] = {}  # the team's own .gitlab-ci.yml keys
+        self.variables: dict[str, str] = {}  # configuration (GitHub), CI/CD variables (GitLab)
         self.images: dict[str, bool] = {}  # images it uses beyond the template's
         self._runs = 0
 
@@ -221,7 +222,7 @@ class Team:
                     )
                     for name in ENVIRONMENTS
                 },
-                {"RECONCILER_INSTALL": self.install},
+                {"RECONCILER_INSTALL": self.install, **self.variables},
                 self.forge_api.url,
                 self.forge_token,
             )
@@ -230,7 +231,8 @@ class Team:
                 load_github_workflow(), repo, github_event, self.checkout, root, self.tool
             )
         variables: dict[str, list[ProjectVariable]] = {
-            "RECONCILER_INSTALL": [ProjectVariable(self.install)]
+            "RECONCILER_INSTALL": [ProjectVariable(self.install)],
+            **{key: [ProjectVariable(value)] for key, value in self.variables.items()},
         }
         for scope in ENVIRONMENTS:
             for key, value in self.settings[scope].items():
@@ -263,6 +265,16 @@ class Team:
 
     def nightly(self, **overrides: str) -> JobRun:
         return self._start("schedule").run(ROLES[self.forge]["drift"], **overrides)
+
+    def scheduled_apply(self, **overrides: str) -> Merge:
+        """The schedule's plan and apply of expired access (where the team opted in): the
+        merged plan's jobs, started by the schedule; skipped where it did not."""
+        run = self._start("schedule")
+        plan, apply = ROLES[self.forge]["merge-plan"], ROLES[self.forge]["apply"]
+        if isinstance(run, GitlabRun) and plan not in run.jobs():
+            return Merge(JobRun(plan, 0, skipped=True), JobRun(apply, 0, skipped=True))
+        scheduled = MergeRun(self, run)
+        return Merge(scheduled.plan(**overrides), scheduled.apply(**overrides))
 
     def operate(self, operation: str, **inputs: str) -> JobRun:
         """Run an operator job by hand: a dispatch with inputs (GitHub), a manual job played

@@ -82,14 +82,13 @@ async def apply_manifest(
         plan = plan_from(manifest, site, seen, options)
         review.show(plan)
         learnt = (*state.learnt, *seen.learnt)
+        wanted = wanted_now(seen, manifest.desired)
         if not plan.actions:
-            _save_without_writes(state, seen, plan, manifest.desired)
+            _save_without_writes(state, seen, plan, wanted)
             return ApplyResult(plan, None, learnt, len(plan.changed_records))
         plan.raise_if_unsafe(options.force)
         review.approve(plan)
-        report = await _execute(
-            plan, plan.checksum, manifest.desired, site, state, seen, on_progress
-        )
+        report = await _execute(plan, plan.checksum, wanted, site, state, seen, on_progress)
     return ApplyResult(plan, report, learnt, len(plan.changed_records))
 
 
@@ -120,6 +119,7 @@ async def apply_saved(
         saved.options.changed,
         saved.options.targets,
         saved.options.excludes,
+        expired_only=saved.options.expired_only,
     )
     with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
         desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)
@@ -142,11 +142,19 @@ async def apply_saved(
             # Only the records change (or nothing): saved exactly as an apply of the
             # manifest saves them, and the plan is used up like any other.
             claim = saved.checksum if plan.changed_records else None
-            _save_without_writes(state, seen, plan, desired, claim)
+            _save_without_writes(state, seen, plan, wanted_now(seen, desired), claim)
             return ApplyResult(plan, None, learnt, len(plan.changed_records))
         review.approve(plan)
-        report = await _execute(plan, saved.checksum, desired, site, state, seen, on_progress)
+        wanted = wanted_now(seen, desired)
+        report = await _execute(plan, saved.checksum, wanted, site, state, seen, on_progress)
     return ApplyResult(plan, report, learnt, len(plan.changed_records))
+
+
+def wanted_now(seen: Observation, desired: DesiredSite) -> DesiredSite:
+    """The manifest as it wants the site on the plan's day, its expired entries left out
+    (``core/expiry.py``): what the checks at the moment each write runs, and the records'
+    digests, go by -- an expired account is no longer declared, so it may be deleted."""
+    return seen.dated.site if seen.dated is not None else desired
 
 
 def job_manifest_files(job_manifest: LoadedManifest | None) -> tuple[str, ...] | None:

@@ -11,6 +11,7 @@ a field added to the model is in the snapshot without a change here.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 from typing import Any
 
 from reconciler import codec
@@ -32,20 +33,26 @@ def _source_from(data: Any) -> Source:
 
 
 def _reference_from(data: Any) -> UserRef:
-    if not isinstance(data, list) or len(data) != 2 or not isinstance(data[0], str):
-        raise ValueError("a user reference must be [text, place]")
-    return UserRef(data[0], _source_from(data[1]))
+    if not isinstance(data, list) or len(data) not in (2, 3) or not isinstance(data[0], str):
+        raise ValueError("a user reference must be [text, place] or [text, place, expires]")
+    expires = codec.from_data(data[2], date) if len(data) == 3 else None
+    return UserRef(data[0], _source_from(data[1]), expires)
+
+
+def _reference_data(ref: UserRef) -> list[Any]:
+    source = ref.source
+    data: list[Any] = [ref.text, [source.file, source.line, source.column, source.path]]
+    if ref.expires is not None:  # only then: plans without expiries keep their bytes
+        data.append(ref.expires.isoformat())
+    return data
 
 
 # A place in the manifest is written [file, line, column, path] and a user reference [text,
-# place]: there is one for every object and reference, and written as objects they made a
-# 1,000-workspace plan half again as large (2.1 MiB, not 1.4) and twice as slow to read.
+# place] (and its expiry, when it has one): there is one for every object and reference, and
+# written as objects they made a 1,000-workspace plan half again as large (2.1 MiB, not 1.4)
+# and twice as slow to read.
 codec.hook(Source, lambda s: [s.file, s.line, s.column, s.path], _source_from)
-codec.hook(
-    UserRef,
-    lambda r: [r.text, [r.source.file, r.source.line, r.source.column, r.source.path]],
-    _reference_from,
-)
+codec.hook(UserRef, _reference_data, _reference_from)
 
 
 def desired_to_data(desired: DesiredSite) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cached_property
 from typing import Any, NewType
 
@@ -25,6 +26,7 @@ from reconciler import codec
 from reconciler.access.model import AccessChange
 from reconciler.core.actions import WriteAction
 from reconciler.core.changes import Change, ObjectKind
+from reconciler.core.expiry import Expiring
 from reconciler.core.planning import Kept, PlanOptions, RecordChange
 from reconciler.engine.planning.changes_format import read_change, write_change
 from reconciler.engine.planning.manifest_snapshot import desired_to_data
@@ -35,6 +37,9 @@ from reconciler.model import DesiredSite
 
 PLAN_FORMAT = "site-reconciler-plan"
 PLAN_FORMAT_VERSION = 3
+OPTIONAL_KEYS = ("access", "record_changes", "expiring", "at")
+"""Keys written only when set: plan files saved before them, or without them, keep their
+bytes and their checksums."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,10 @@ class Plan:
     # The records alone; the site is unchanged. None, as for ``access``: a plan file saved
     # before plans carried them.
     record_changes: tuple[RecordChange, ...] | None = None
+    # The manifest's entries that expire within the notice window (``core/expiry.py``);
+    # None: none (and none in the file: a plan without expiries keeps its bytes).
+    expiring: tuple[Expiring, ...] | None = None
+    at: date | None = None  # --at: the day a preview was made for; None: today
 
     def __repr__(self) -> str:
         """Short: the generated one would render every action (megabytes on a large site),
@@ -144,7 +153,7 @@ class Plan:
     def data(self) -> dict[str, Any]:
         """The plan as the JSON document a plan file holds (without its seal)."""
         data: dict[str, Any] = codec.to_data(PlanDocument.of(self))
-        for optional in ("access", "record_changes"):  # absent from plans saved before them
+        for optional in OPTIONAL_KEYS:  # absent from plans saved before them
             if data[optional] is None:
                 del data[optional]
         return data
@@ -201,6 +210,7 @@ class PlanDocument:
     format_version: int = PLAN_FORMAT_VERSION
     site: str
     created_at: str
+    at: date | None = None
     tool_version: str
     state: str | None = None
     scope: Mapping[str, list[str]] | None = None
@@ -208,6 +218,7 @@ class PlanDocument:
     options: PlanOptions
     summary: Mapping[str, int] = field(default_factory=dict)
     notices: tuple[str, ...] = ()
+    expiring: tuple[Expiring, ...] | None = None
     changes: tuple[Change, ...] = ()
     access: tuple[AccessChange, ...] | None = None
     actions: tuple[WriteAction, ...]
@@ -227,6 +238,7 @@ class PlanDocument:
         return cls(
             site=context.site,
             created_at=context.created_at,
+            at=plan.at,
             tool_version=context.tool_version,
             state=context.state,
             scope=context.scope,
@@ -234,6 +246,7 @@ class PlanDocument:
             options=plan.options,
             summary=plan.summary,
             notices=plan.notices,
+            expiring=plan.expiring,
             changes=plan.changes,
             access=plan.access,
             actions=plan.actions,
@@ -271,6 +284,8 @@ class PlanDocument:
             expects=self.expects,
             access=self.access,
             record_changes=self.record_changes,
+            expiring=self.expiring,
+            at=self.at,
         )
 
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from reconciler.core.access import plan_access
 from reconciler.core.actions import PHASES, AfterApply, WriteAction
+from reconciler.core.expiry import Dated, Expiries, left_in_manifest, new_grants_expired
 from reconciler.core.kind import Diff
 from reconciler.core.planning import PlanInputs, Planned, PlanOptions, RecordChange, joined
 from reconciler.core.records import Records
@@ -104,11 +105,16 @@ def build_plan(
     notices: Iterable[str] = (),
     warnings: Iterable[str] = (),
     record_changes: Iterable[RecordChange] = (),
+    dated: Dated | None = None,
 ) -> Plan:
     """The plan that makes the site match the manifest, with what apply would refuse.
     ``record_changes``: what reading the site already changed in the records (moves, dead
-    members); the records of objects gone from the site and the manifest join them."""
-    planned = plan_kinds(comparison, PlanInputs(directory, options, policy, live))
+    members); the records of objects gone from the site and the manifest join them.
+    ``dated``: the manifest's expiries on the plan's day (``core/expiry.py``)."""
+    expired = dated.expired if dated is not None else ()
+    new_grants_expired(expired, _created(comparison))
+    expiries = Expiries.of(expired, directory)
+    planned = plan_kinds(comparison, PlanInputs(directory, options, policy, live, expiries))
     actions = sorted(planned.actions, key=lambda action: PHASES.index(action.phase))
     renaming = rename_problems(comparison, planned.changes)
     # What the whole manifest declares matters only to a plan that prunes (a vanished file's
@@ -129,7 +135,11 @@ def build_plan(
             *planned.warnings,
             *lookalike_warnings(comparison, planned.changes),
         ),
-        notices=(*notices, *_notices(actions, records, context, declared)),
+        notices=(
+            *_dated_notices(dated, options),
+            *notices,
+            *_notices(actions, records, context, declared),
+        ),
         guards=tuple(
             guard_problems(
                 actions,
@@ -146,6 +156,37 @@ def build_plan(
         + tuple(renaming)
         + tuple(creation_refusals(planned.changes, context.desired_site)),
         expects=fingerprints(live, records, actions),
-        access=plan_access(actions, planned.changes, live, directory, records),
+        access=plan_access(actions, planned.changes, live, directory, records, expiries),
         record_changes=(*record_changes, *planned.forgotten),
+        expiring=dated.expiring() if dated is not None and dated.upcoming else None,
+        at=dated.day if dated is not None and dated.preview else None,
     )
+
+
+def _created(comparison: Comparison) -> dict[str, list[str]]:
+    """The workspaces and groups this plan creates, by kind."""
+    return {
+        kind: [diff.name for diff in comparison.of(kind) if diff.status == "missing"]
+        for kind in ("workspace", "group")
+    }
+
+
+def _dated_notices(dated: Dated | None, options: PlanOptions) -> list[str]:
+    """A preview's day (``--at``), a plan of expired access only (``--expired-only``), and
+    the expired entries the manifest still lists."""
+    if dated is None:
+        return []
+    notices = []
+    if options.expired_only:
+        notices.append(
+            "Only the removal of access whose expires: date has come is planned "
+            "(--expired-only): anything else that differs from the manifest is left to the next "
+            "plan of the whole manifest (drift reports it)."
+        )
+    if dated.preview:
+        notices.append(
+            f"This plan shows the site as the manifest wants it on {dated.day.isoformat()} "
+            "(--at), not today: a preview, which cannot be saved nor applied."
+        )
+    left = left_in_manifest(dated.expired)
+    return [*notices, *([left] if left else [])]

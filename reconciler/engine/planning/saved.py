@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 
 from reconciler.core.access import plan_access
+from reconciler.core.expiry import Expiries
 from reconciler.core.records import Records
 from reconciler.engine.planning.facts import describe_changes, refreshed
 from reconciler.engine.planning.plan import Plan
@@ -151,6 +152,14 @@ def still_needed(
             )
         ),
         saved.expects,
-        access=plan_access(actions, changes, seen.live, seen.directory, seen.records),
+        access=plan_access(
+            actions, changes, seen.live, seen.directory, seen.records, _expiries(seen)
+        ),
         record_changes=fresh.changed_records,
+        expiring=fresh.expiring,
     )
+
+
+def _expiries(seen: Observation) -> Expiries:
+    """Why the saved plan's removals happen, as the fresh plan says (``core/expiry.py``)."""
+    return Expiries.of(seen.dated.expired if seen.dated else (), seen.directory)

@@ -3,6 +3,8 @@
 ``observe`` takes the manifest through the steps in this order, each in its own module,
 each entered once:
 
+0. the manifest as it wants the site on the plan's day (``core/expiry.as_of``): the entries
+   whose ``expires:`` has come are left out, so their removal is planned like any other;
 1. **select** (``targets.select``): everything, the objects ``--target``/``--exclude``
    select, or what changed since the last apply (``--changed``, ``engine/read/scope.py``);
 2. **resolve names** (``wanted.Wanted``): the names a read must look for -- each workspace's
@@ -23,8 +25,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from reconciler import __version__
+from reconciler import __version__, clock
 from reconciler.api.client import SiteClient
+from reconciler.core.expiry import Dated, as_of
 from reconciler.core.planning import PlanOptions, RecordChange
 from reconciler.core.records import Records
 from reconciler.core.users import Resolution, UserDirectory
@@ -98,6 +101,7 @@ class Observation:
     notices: tuple[str, ...] = field(default=())
     read: ReadTimes = NOT_TIMED
     record_changes: tuple[RecordChange, ...] = ()
+    dated: Dated | None = None  # the day's expiries: what ended, what ends soon
 
 
 async def observe(
@@ -106,12 +110,15 @@ async def observe(
     """Select, resolve names, read, settle identities and compare, in that order (see the
     module's docstring)."""
     waited = await wait_for_landing(site.client, records)
+    day = options.day()
+    dated = as_of(desired, day, preview=options.at is not None and day != clock.today())
+    desired = dated.site
     scope, notices = select(desired, records, options)
     wanted = Wanted.of(desired)
     wall, cpu = time.perf_counter(), time.process_time()
     live, scope = await read_site(LiveReader(site.client, site.progress), wanted, records, scope)
     seen = compare_live(desired, live, records, read=ReadTimes.since(wall, cpu), scope=scope)
-    return _with_notices(seen, *notices, *([waited] if waited else []))
+    return replace(_with_notices(seen, *notices, *([waited] if waited else [])), dated=dated)
 
 
 def compare_live(
@@ -202,4 +209,5 @@ def plan_from(
         (*seen.notices, *_no_records_notice(seen, site)),
         warnings,
         seen.record_changes,
+        seen.dated,
     )

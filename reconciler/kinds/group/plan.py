@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 
 from reconciler.core.actions import UserKey
 from reconciler.core.changes import Change, created, site_spelling
@@ -46,7 +47,10 @@ MEMBERS_UNKNOWN = (
 
 
 def plan(diffs: Iterable[GroupDiff], inputs: PlanInputs) -> Planned:
-    """What each declared group's difference becomes."""
+    """What each declared group's difference becomes (with ``--expired-only``: only the
+    members whose entries expired leave)."""
+    if inputs.options.expired_only:
+        diffs = [_expired_part(diff, inputs) for diff in diffs if diff.status == "present"]
     parts: list[Planned] = []
     joins: dict[UserKey, list[Place]] = defaultdict(list)
     leaves: dict[UserKey, list[Place]] = defaultdict(list)
@@ -70,7 +74,9 @@ def plan(diffs: Iterable[GroupDiff], inputs: PlanInputs) -> Planned:
 
 def retire(diffs: Iterable[GroupDiff], inputs: PlanInputs) -> Planned:
     """Managed groups that left the manifest: deleted when the policy allows, else kept; the
-    records of those gone from the site too are forgotten."""
+    records of those gone from the site too are forgotten (none with ``--expired-only``)."""
+    if inputs.options.expired_only:
+        return NOTHING_PLANNED
     parts: list[Planned] = []
     for diff in diffs:
         if diff.status == "extra" and diff.id is not None:
@@ -84,6 +90,16 @@ def retire(diffs: Iterable[GroupDiff], inputs: PlanInputs) -> Planned:
         elif diff.status == "vanished":
             parts.append(vanished("group", diff.name, diff.gone_id, inputs.live))
     return joined(parts)
+
+
+def _expired_part(diff: GroupDiff, inputs: PlanInputs) -> GroupDiff:
+    """A present group's difference narrowed to the members whose entries expired."""
+    leaving = frozenset(
+        user
+        for user in diff.members_to_remove
+        if inputs.expiries.member("group", diff.name, user) is not None
+    )
+    return replace(diff, members_to_add=frozenset(), members_to_remove=leaving, members_known=True)
 
 
 def _created(diff: GroupDiff, inputs: PlanInputs) -> Planned:
@@ -100,13 +116,17 @@ def _updated(diff: GroupDiff, inputs: PlanInputs) -> Planned:
     fields = members_field(
         kind.MEMBERS, diff.members_to_add, diff.members_to_remove, basis, inputs.directory
     )
+    notes = (
+        None if diff.members_known else MEMBERS_UNKNOWN,
+        inputs.expiries.note("group", diff.name, diff.members_to_remove, inputs.directory),
+    )
     change = Change(
         "group",
         diff.name,
         "update",
         id=diff.id,
         fields=fields,
-        note=None if diff.members_known else MEMBERS_UNKNOWN,
+        note="; ".join(note for note in notes if note) or None,
         site_name=_spelling(diff),
     )
     return Planned(changes=(change,))

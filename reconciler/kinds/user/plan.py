@@ -5,10 +5,12 @@ is deleted only under ``policy.prune_users`` (``retire``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from datetime import date
 
 from reconciler.core.changes import Change, created
 from reconciler.core.guards import protecting_user
 from reconciler.core.planning import (
+    NOTHING_PLANNED,
     Kept,
     PlanInputs,
     Planned,
@@ -29,8 +31,9 @@ DIFFERS_HINT = (
 
 
 def plan(diffs: Iterable[UserDiff], inputs: PlanInputs) -> Planned:
-    """What each declared user's difference becomes."""
-    return joined(_planned(diffs))
+    """What each declared user's difference becomes (nothing with ``--expired-only``: an
+    expired account is retired, ``retire``)."""
+    return NOTHING_PLANNED if inputs.options.expired_only else joined(_planned(diffs))
 
 
 def _planned(diffs: Iterable[UserDiff]) -> Iterator[Planned]:
@@ -64,18 +67,26 @@ def retire(diffs: Iterable[UserDiff], inputs: PlanInputs) -> Planned:
     parts: list[Planned] = []
     for diff in diffs:
         if diff.status == "extra" and diff.live is not None:
-            parts.append(_retired(diff.username, diff.live, inputs.policy))
-        elif diff.status == "vanished":
+            expired = inputs.expiries.account(diff.live.id)
+            if expired is None and inputs.options.expired_only:
+                continue
+            parts.append(_retired(diff.username, diff.live, inputs.policy, expired))
+        elif diff.status == "vanished" and not inputs.options.expired_only:
             parts.append(vanished("user", diff.username, diff.gone_id, inputs.live))
     return joined(parts)
 
 
-def _retired(username: str, live: LiveUser, policy: Policy) -> Planned:
+def _retired(username: str, live: LiveUser, policy: Policy, expired: date | None) -> Planned:
+    """A managed user who left ``users:``, or whose ``expires:`` came (``expired``): deleted
+    only where the policy allows; its access to the manifest's workspaces and groups ends
+    either way, its references having expired with it (``core/expiry.py``)."""
+    left = f"expired on {expired.isoformat()}" if expired else "left the manifest"
     if not policy.prune_users:
-        reason = "left the manifest; kept because policy.prune_users is false"
+        reason = f"{left}; kept because policy.prune_users is false"
     elif pattern := protecting_user(policy.protect_users, username, live):
-        reason = f'left the manifest; kept because it matches policy.protect_users "{pattern}"'
+        reason = f'{left}; kept because it matches policy.protect_users "{pattern}"'
     else:
-        delete = Change("user", username, "delete", id=live.id, warning=DELETES_ACCOUNT)
+        note = f"expired {expired.isoformat()}" if expired else None
+        delete = Change("user", username, "delete", id=live.id, note=note, warning=DELETES_ACCOUNT)
         return Planned(actions=(UserDelete(user_id=live.id, username=username),), changes=(delete,))
     return Planned(kept=(Kept("user", username, reason),))

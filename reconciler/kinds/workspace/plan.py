@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 
 from reconciler.core.actions import UserKey
 from reconciler.core.changes import Change, FieldChange, created, site_spelling
@@ -48,7 +49,10 @@ _Creation = tuple[WorkspaceSpec, tuple[UserKey, ...]]
 
 
 def plan(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
-    """What each declared workspace's difference becomes."""
+    """What each declared workspace's difference becomes (with ``--expired-only``: only
+    the members whose entries expired leave)."""
+    if inputs.options.expired_only:
+        diffs = [_expired_part(diff, inputs) for diff in diffs if diff.status == "present"]
     parts: list[Planned] = []
     creations: dict[_Creation, list[str]] = defaultdict(list)
     joins: dict[UserKey, list[Place]] = defaultdict(list)
@@ -86,7 +90,9 @@ def plan(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
 
 def retire(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
     """Managed workspaces that left the manifest: deleted when the policy allows, else kept;
-    the records of those gone from the site too are forgotten."""
+    the records of those gone from the site too are forgotten (none with ``--expired-only``)."""
+    if inputs.options.expired_only:
+        return NOTHING_PLANNED
     parts: list[Planned] = []
     for diff in diffs:
         if diff.status == "extra" and diff.live is not None:
@@ -109,6 +115,18 @@ def retire(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
     return joined(parts)
 
 
+def _expired_part(diff: WorkspaceDiff, inputs: PlanInputs) -> WorkspaceDiff:
+    """A present workspace's difference narrowed to the members whose entries expired."""
+    leaving = frozenset(
+        user
+        for user in diff.users_to_remove
+        if inputs.expiries.member("workspace", diff.name, user) is not None
+    )
+    return replace(
+        diff, users_to_add=frozenset(), users_to_remove=leaving, replacement=(), in_place=()
+    )
+
+
 def _updated(diff: WorkspaceDiff, inputs: PlanInputs) -> Planned:
     if not (diff.users_to_add or diff.users_to_remove):
         return NOTHING_PLANNED
@@ -116,12 +134,14 @@ def _updated(diff: WorkspaceDiff, inputs: PlanInputs) -> Planned:
         kind.MEMBERS, diff.users_to_add, diff.users_to_remove, diff.members_basis, inputs.directory
     )
     site_name = site_spelling(diff.name, diff.live.name) if diff.live else None
+    expired = inputs.expiries.note("workspace", diff.name, diff.users_to_remove, inputs.directory)
     change = Change(
         "workspace",
         diff.name,
         "update",
         id=diff.live.id if diff.live else None,
         fields=fields,
+        note=expired,
         site_name=site_name,
     )
     return Planned(changes=(change,))
