@@ -14,9 +14,6 @@ every row reports the CPU other processes used meanwhile.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -26,73 +23,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_http_stack import bench_http_stack
-from bench.bench_onboard import bench_onboarding
+from bench.bench_onboard import bench_onboard_peers, bench_onboarding, onboard_peers_report
+from bench.bench_peers import PeersResult, bench_peers
+from bench.bench_peers import report as peers_report
 from bench.bench_plan import bench_size
 from bench.bench_scoped import bench_scoped, scoped_targets
+from bench.machine import describe_load, machine_description
 from bench.measure import REPO, QuietGate
+from bench.peers import Runs
 from bench.report import ScenarioResult, floor_s, results_table
-from bench.sites import CONCURRENCY, LATENCY_MS, SIZES
+from bench.results_file import kept_sections, marked
+from bench.sites import GROWTH_SIZES, LATENCY_MS, ONBOARDED_TEAMS, SIZES
 from bench.table import render_table
 from reconciler.logs import configure_logging
 
 RESULTS = REPO / "bench" / "RESULTS.md"
+PEERS_SECTION = "peers-large"
+PEER_ROUNDS = 5  # issue 47: the median of 5 interleaved rounds
 QUIET_BUDGET_S = 240  # the most the whole run waits for other work to calm down
 SHARED_CPU_S = 0.5  # other processes' CPU during a run above which the row counts as shared
-
-
-def describe_load(gate: QuietGate, load: float | None) -> str:
-    if load is None:
-        return "unknown (no /proc/stat)"
-    quiet = "idle" if load <= gate.QUIET_CORES else f"busy after waiting {gate.waited_s:.0f} s"
-    return f"{load:.2f} cores busy before the run ({quiet})"
-
-
-def machine_description(idle: str) -> list[str]:
-    cpu = "unknown"
-    memory = "unknown"
-    try:
-        cpu = next(
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        )
-        kib = next(
-            int(line.split()[1])
-            for line in Path("/proc/meminfo").read_text().splitlines()
-            if line.startswith("MemTotal")
-        )
-        memory = f"{kib / 1024 / 1024:.1f} GiB"
-    except (OSError, StopIteration, ValueError):
-        pass
-    return [
-        f"- date: {time.strftime('%Y-%m-%d %H:%M %Z')}",
-        f"- CPU: {cpu}, {os.cpu_count()} cores (`nproc`); memory {memory}",
-        f"- OS: {platform.system()} {platform.release()}; Python {platform.python_version()}",
-        f"- revision: {_revision()}",
-        f"- load: {idle}; the tool, the sandbox server and anything else share these cores",
-        f"- settings: latency {LATENCY_MS} ms a call (added by the sandbox), "
-        f"concurrency {CONCURRENCY} (the tool's default), no rate limit",
-        "- the tool's bytecode is compiled before the runs, as `pip install` leaves an installed "
-        "tool (PYTHONDONTWRITEBYTECODE is "
-        f"{'set' if os.environ.get('PYTHONDONTWRITEBYTECODE') else 'not set'} here)",
-    ]
-
-
-def _revision() -> str:
-    """The commit measured, and whether the work tree had changes (read-only git calls)."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except OSError:
-        return "unknown"
-    return f"{head or 'unknown'}{' with uncommitted changes' if dirty else ''}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,9 +195,14 @@ def write_results(
     results: Sequence[ScenarioResult],
     targets: Sequence[Target],
     http_stack: str,
+    peers: str,
     took: float,
 ) -> None:
+    """The whole file: the runs above, the side-by-side run of the large plan (its own
+    section, which ``bench_peers.py --write`` also replaces), and the sections of the
+    benchmarks run on their own (the growth sizes), kept as they were."""
     table = render_table(("target", "limit", "measured", "met"), [t.row() for t in targets])
+    kept = [marked(PEERS_SECTION, peers), *kept_sections((PEERS_SECTION,))]
     large_plan = next(r for r in results if r.size.name == "large" and r.scenario[:3] == "(a)")
     text = "\n".join(
         [
@@ -287,9 +241,28 @@ def write_results(
             + "; ".join(f"{r.size.name} {_label(r)} {r.row()['walls']}" for r in results)
             + ".",
             "",
+            *(section + "\n" for section in kept),
         ]
     )
     RESULTS.write_text(text, encoding="utf-8")
+
+
+def peers_section(
+    plan: PeersResult, onboarding: dict[str, Runs], machine: list[str], took_s: float
+) -> str:
+    """The large plan and the onboarding beside their bare peers (issue 47), as one section."""
+    return "\n".join(
+        [
+            peers_report(plan, machine, took_s),
+            "",
+            f"### Onboarding beside its peer ({ONBOARDED_TEAMS} teams on the medium site)",
+            "",
+            "`.venv/bin/python bench/bench_onboard.py --peers --repeats 5` (each run on a fresh "
+            "site; the apply as a user runs it, without `-v`):",
+            "",
+            onboard_peers_report(onboarding),
+        ]
+    )
 
 
 def main() -> None:
@@ -315,10 +288,15 @@ def main() -> None:
     print(f"\nonboarding:\n{results_table(results[-1:])}", flush=True)
     http_stack = bench_http_stack(gate=gate)
     print(f"\nhttp stack:\n{http_stack}", flush=True)
+    peers_started = time.monotonic()
+    side_by_side = bench_peers(GROWTH_SIZES["large"], PEER_ROUNDS, gate=gate)
+    onboarding = bench_onboard_peers(PEER_ROUNDS, gate=gate)
+    peers = peers_section(side_by_side, onboarding, machine, time.monotonic() - peers_started)
+    print(f"\n{peers}", flush=True)
     targets = check_targets(results) + [Target(*row) for row in scoped_targets(scoped)]
     print("\n" + render_table(("target", "limit", "measured", "met"), [t.row() for t in targets]))
     machine.append(f"- waited {gate.waited_s:.0f} s in all for other work to end before runs")
-    write_results(machine, results, targets, http_stack, time.monotonic() - started)
+    write_results(machine, results, targets, http_stack, peers, time.monotonic() - started)
     print(f"\nwrote {RESULTS.relative_to(REPO)}")
 
 

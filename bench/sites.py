@@ -49,6 +49,21 @@ SIZES = {
 }
 
 
+GROWTH_SIZES = {
+    size.name: size
+    for size in (
+        SIZES["large"],
+        Size("xl", 30_000, 6_000, 1_200),
+        Size("xxl", 50_000, 10_000, 2_000),
+    )
+}
+"""Issue 47's growth: the large site, then 6 and 10 times it (the groups in proportion)."""
+
+SPLIT_FROM_WORKSPACES = 10_000
+"""A site of this many workspaces is written as a manifest directory of several files."""
+WORKSPACES_PER_FILE = 2_500
+
+
 def site_seed(size: Size) -> dict[str, Any]:
     """The sandbox seed of ``size``: synthetic users, workspaces (5-20 members) and groups,
     with a permission override on every 4th workspace, a notification override on every 7th
@@ -131,6 +146,18 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> Path:
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     path.write_text(yaml.dump(manifest, Dumper=dumper, sort_keys=False), encoding="utf-8")
     return path
+
+
+def write_manifest_dir(directory: Path, manifest: dict[str, Any]) -> Path:
+    """``manifest`` as a directory of files: ``site.yaml`` (the version and the groups) and
+    the workspaces ``WORKSPACES_PER_FILE`` a file, as a big site splits its manifest."""
+    directory.mkdir(parents=True, exist_ok=True)
+    write_manifest(directory / "site.yaml", {"version": 1, "groups": manifest["groups"]})
+    workspaces = manifest["workspaces"]
+    for number, start in enumerate(range(0, len(workspaces), WORKSPACES_PER_FILE), 1):
+        part = {"workspaces": workspaces[start : start + WORKSPACES_PER_FILE]}
+        write_manifest(directory / f"workspaces-{number:02}.yaml", part)
+    return directory
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,11 @@ MANIFEST = "site.yaml"
 NO_CHANGES = "No changes."
 
 
-def tool_args(command: str, *extra: str) -> tuple[str, ...]:
+def tool_args(command: str, *extra: str, manifest: str = MANIFEST) -> tuple[str, ...]:
     """The measured command line; JSON logs at -v carry ``plan_timings`` and ``api_call``."""
     return (
         command,
-        MANIFEST,
+        manifest,
         *extra,
         "--concurrency",
         str(CONCURRENCY),
@@ -35,9 +35,9 @@ def repeat(site: SandboxSite, args: tuple[str, ...], times: int, *codes: int) ->
     return [site.run(*args).expect_exit(*codes) for _ in range(times)]
 
 
-def expect_no_changes(site: SandboxSite) -> CommandRun:
+def expect_no_changes(site: SandboxSite, manifest: str = MANIFEST) -> CommandRun:
     """A plan that must say "No changes." and exit 0 with ``--detailed-exitcode``."""
-    check = site.run(*tool_args("plan", "--detailed-exitcode")).expect_exit(0)
+    check = site.run(*tool_args("plan", "--detailed-exitcode", manifest=manifest)).expect_exit(0)
     if NO_CHANGES not in check.stdout:
         raise MeasurementError(f"the plan is not empty:\n{check.stdout[-2000:]}")
     return check
@@ -46,7 +46,7 @@ def expect_no_changes(site: SandboxSite) -> CommandRun:
 GROUP_MEMBER_ADD = "add_to_user_group"
 
 
-def adopt(site: SandboxSite) -> None:
+def adopt(site: SandboxSite, manifest: str = MANIFEST) -> None:
     """Record the seeded site as managed (untimed), and prove a plan then has nothing to do.
 
     The API cannot report a group's members and adopting records none (a guess is not a
@@ -54,8 +54,8 @@ def adopt(site: SandboxSite) -> None:
     already has them -- and records them, as on any adopted site. Only those additions may
     be sent.
     """
-    site.run("adopt", MANIFEST).expect_exit(0)
-    learn = site.run("apply", MANIFEST, "--auto-approve", "--no-color").expect_exit(0)
+    site.run("adopt", manifest).expect_exit(0)
+    learn = site.run("apply", manifest, "--auto-approve", "--no-color").expect_exit(0)
     other_writes = {
         method: n
         for method, n in learn.calls.items()
@@ -63,7 +63,7 @@ def adopt(site: SandboxSite) -> None:
     }
     if other_writes:
         raise MeasurementError(f"the apply after adopting changed the site: {other_writes}")
-    expect_no_changes(site)
+    expect_no_changes(site, manifest)
 
 
 def standalone(

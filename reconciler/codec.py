@@ -118,6 +118,8 @@ def _where(problem: str) -> str:
 
 def _integer(value: Any, _: Any) -> int:
     """A whole number: JSON ``7`` or ``7.0``; never ``true``, ``"7"``, ``7.5`` or ``1e999``."""
+    if type(value) is int:  # nearly every one: a large site's records hold some 20,000
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"expected a whole number, not {value!r:.40}")
     if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
@@ -132,6 +134,8 @@ def _number(value: Any, _: Any) -> float:
 
 
 def _text(value: Any, _: Any) -> str:
+    if type(value) is str:
+        return value
     if not isinstance(value, str):
         raise TypeError(f"expected a string, not {value!r:.40}")
     return value

@@ -12,8 +12,10 @@ so the documentation, the help and the code share one list.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +84,22 @@ def deprecation_note(env: Mapping[str, str]) -> str | None:
         f"Note: the SITE_* environment names are deprecated: set {renames} "
         "(a RECONCILER_ name wins when both are set)."
     )
+
+
+def cache_dir() -> Path:
+    """Where the tool keeps what it compiles once per machine (the schema's check, the
+    methods of its classes): ``$XDG_CACHE_HOME/site-reconciler``, else
+    ``~/.cache/site-reconciler``, made mode 700 by whoever writes first."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "site-reconciler"
+
+
+def private_file(path: Path) -> bool:
+    """Whether ``path`` is the user's own file that no one else may write: code kept in the
+    cache is run, so a file another user could have put there is not read (only slower)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return False
+    owner = os.getuid() if hasattr(os, "getuid") else found.st_uid
+    return found.st_uid == owner and not found.st_mode & 0o022

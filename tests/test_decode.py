@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.api import boundary, methods
+from reconciler.api import boundary, decode, methods
 from reconciler.api.answers import (
     GroupCreated,
     LocationEntry,
@@ -47,6 +47,7 @@ from reconciler.api.errors import (
     SiteRefusal,
 )
 from reconciler.api.methods import ApiMethod
+from reconciler.api.payload import read_entries
 from reconciler.api.xmlcodec import load_document
 
 Method = ApiMethod[Any]
@@ -801,3 +802,64 @@ def test_a_workspace_list_shorter_than_its_total_is_a_protocol_error() -> None:
         decoded(methods.WORKSPACE_LIST, answer)
     answer["workspaceList"]["totalWorkspaces"] = 1
     assert len(decoded(methods.WORKSPACE_LIST, answer)) == 1
+
+
+# --- entries read plainly -----------------------------------------------------------------
+
+_ODD_VALUES = st.sampled_from(
+    [-1, 0, 1, 2, 7, True, False, "0", "1", " 7 ", "true", "", "x", None, 0.0, 1.0, [1], {}]
+)
+_PLAIN_READERS = {
+    "user_list": (
+        "user",
+        decode._user_summary,
+        decode._plain_user_summary,
+        {"id": 5, "username": "u", "email": "e", "firstName": "f", "lastName": "l", "admin": 1,
+         "active": 0},
+    ),
+    "users_location_access": (
+        "user",
+        decode._location_entry,
+        decode._plain_location_entry,
+        {"id": 5, "username": "u", "name": "n", "email": "e", "uType": 1, "admin": 0},
+    ),
+    "workspace_list": (
+        "workspace",
+        decode._workspace_entry,
+        decode._plain_workspace_entry,
+        {"id": 5, "workspaceName": "w", "name": "n", "workspacePath": "/w/", "path": "/p/",
+         "listed": 1},
+    ),
+    "workspace_info": (
+        "user",
+        decode._workspace_member,
+        decode._plain_member,
+        {"id": 5, "username": "u", "email": "e"},
+    ),
+}  # fmt: skip
+
+
+@settings(max_examples=400)
+@pytest.mark.parametrize("answer", sorted(_PLAIN_READERS))
+@given(data=st.data())
+def test_entries_read_plainly_are_read_as_fields_read_them(answer: str, data: Any) -> None:
+    """The plain readers (no ``Fields`` for an entry of ints and texts) give what the
+    ``Fields`` readers give, and fail where they fail: an entry of the usual values with up
+    to two of them odd or left out, as it is or wrapped as the site may wrap it."""
+    wrapper, read, plain, usual = _PLAIN_READERS[answer]
+    entry: Any = dict(usual)
+    for key in data.draw(st.lists(st.sampled_from(sorted(usual)), max_size=2, unique=True)):
+        value = data.draw(st.one_of(_ODD_VALUES, st.just("left out")))
+        if value == "left out":
+            del entry[key]
+        else:
+            entry[key] = value
+    entry = data.draw(st.sampled_from([entry, {wrapper: entry}, {"x": entry}, [entry], 1]))
+
+    def outcome(with_plain: bool) -> object:
+        try:
+            return read_entries([entry], "x", wrapper, read, "m", plain if with_plain else None)
+        except ProtocolError as error:
+            return ("refused", error.message)
+
+    assert outcome(True) == outcome(False)

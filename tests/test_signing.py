@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reconciler.api.signing import encode_params, sign_get_url, sign_post, signing_key
 
@@ -71,3 +73,15 @@ def test_the_xml_variant_signs_the_url_that_is_sent() -> None:
 def test_a_signature_parameter_from_the_caller_is_refused() -> None:
     with pytest.raises(ValueError, match="signature"):
         sign_get_url(BASE, "user_info", {"signature": "x"}, "K", "S", 1)
+
+
+@given(st.dictionaries(st.text(min_size=1), st.text(), max_size=4))
+def test_every_name_and_value_is_encoded_as_quote_with_nothing_safe(
+    params: dict[str, str],
+) -> None:
+    """The values left unquoted (plain ASCII letters and digits) are exactly those ``quote``
+    leaves as they are: a value that needs encoding is never sent as it is."""
+    expected = "&".join(
+        f"{quote(name, safe='')}={quote(value, safe='')}" for name, value in sorted(params.items())
+    )
+    assert encode_params(params) == expected

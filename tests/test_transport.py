@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
 from reconciler.api.client import SiteClient
 from reconciler.api.config import ClientConfig, Secret
-from reconciler.api.errors import OutcomeUnknown, TransportError
+from reconciler.api.errors import OutcomeUnknown, ProtocolError, TransportError
 from tests.support.hostile_server import Reply, hostile_server
 
 BODY = b'{"userInfo": {"id": 7, "username": "gina"}}'
@@ -120,3 +122,32 @@ def test_an_answer_cut_short_of_its_announced_length_is_not_read_as_a_record() -
     with hostile_server(lambda request: cut) as server, pytest.raises(TransportError):
         asyncio.run(go(server.url))
     assert server.calls("user_info") == 2  # a read: tried again, then reported
+
+
+def _user_info_from(reply: Reply, **settings: Any) -> str:
+    async def go(url: str) -> str:
+        async with SiteClient(ClientConfig(url, "key", Secret("secret"), **settings)) as client:
+            return (await client.user_info(7)).username
+
+    with hostile_server(lambda request: reply) as server:
+        return asyncio.run(go(server.url))
+
+
+def test_a_redirect_without_a_location_is_reported_as_a_redirect() -> None:
+    """The network transport reads a redirect by its status alone, as the mounted one does:
+    the body it came with is never read as the answer."""
+    reply = Reply(302, [BODY], {"Content-Type": "application/json"})
+    with pytest.raises(ProtocolError, match=r"redirected the call \(HTTP 302\) to an unnamed"):
+        _user_info_from(reply)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_a_compressed_answer_is_inflated_within_the_cap(coding: str) -> None:
+    """A compressed answer streams (``transport.SMALL_BODY`` is for plain ones) and is
+    inflated by ``api.body``; past the cap it is refused, not read."""
+    packer = zlib.compressobj(wbits=31 if coding == "gzip" else 15)
+    packed = packer.compress(BODY) + packer.flush()
+    reply = Reply(200, [packed[:10], packed[10:]], {"Content-Encoding": coding})
+    assert _user_info_from(reply) == "gina"
+    with pytest.raises(ProtocolError, match="decompressed"):
+        _user_info_from(reply, max_answer_bytes=len(BODY) - 1)

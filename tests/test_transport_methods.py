@@ -1,5 +1,5 @@
 """Every API method of the method table, signed and sent through the real network transport
-(aiohttp under httpx's API, ``api/transport.py``) to the sandbox served over loopback.
+(aiohttp, ``api/transport.py``) to the sandbox served over loopback.
 
 The sandbox checks every signature, so a URL re-quoted on its way out (``%2F`` sent as ``/``,
 ``%20`` as ``+``) fails here as "signature does not match". Parameters that need quoting are

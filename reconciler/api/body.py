@@ -13,7 +13,7 @@ encoding is reported, not guessed at.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 
@@ -44,14 +44,25 @@ class _Inflater:
 
 
 async def read_body(response: httpx.Response, limit: int) -> tuple[bytes, str | None]:
-    """The decoded body, or ``b""`` and why it could not be read (too large, unknown
-    encoding, corrupt compression). Reading stops as soon as the body passes ``limit``."""
-    too_large = f"more than {limit / 2**20:g} MiB (decompressed); reading was stopped"
+    """The decoded body of an httpx response, or ``b""`` and why it could not be read (too
+    large, unknown encoding, corrupt compression). Reading stops as soon as the body passes
+    ``limit``."""
     if response.is_stream_consumed:  # a transport handed over a response already in memory
-        return (response.content, None) if len(response.content) <= limit else (b"", too_large)
+        content = response.content
+        return (content, None) if len(content) <= limit else (b"", too_large(limit))
+    encoding = response.headers.get("Content-Encoding", "")
+    return await read_chunks(response.aiter_raw(), encoding, limit)
+
+
+async def read_chunks(
+    raw: AsyncIterator[bytes], content_encoding: str, limit: int
+) -> tuple[bytes, str | None]:
+    """The decoded body from its raw chunks as they arrive (``Content-Encoding`` as the
+    answer gave it), or ``b""`` and why it could not be read; reading stops as soon as the
+    body passes ``limit``."""
     codings = [
         token.strip().lower()
-        for token in response.headers.get("Content-Encoding", "").split(",")
+        for token in content_encoding.split(",")
         if token.strip() and token.strip().lower() != "identity"
     ]
     if len(codings) > 1 or (codings and codings[0] not in _INFLATED):
@@ -60,16 +71,20 @@ async def read_body(response: httpx.Response, limit: int) -> tuple[bytes, str | 
     chunks: list[bytes] = []
     size = 0
     try:
-        async for raw in response.aiter_raw():
-            pieces = [raw] if inflater is None else inflater.pieces(raw, limit - size + 1)
+        async for chunk in raw:
+            pieces = [chunk] if inflater is None else inflater.pieces(chunk, limit - size + 1)
             for piece in pieces:
                 size += len(piece)
                 if size > limit:
-                    return b"", too_large
+                    return b"", too_large(limit)
                 chunks.append(piece)
         rest = b"" if inflater is None else inflater.rest()
     except zlib.error:
         return b"", f"a {codings[0]} body that cannot be decompressed"
     if size + len(rest) > limit:
-        return b"", too_large
+        return b"", too_large(limit)
     return b"".join([*chunks, rest]), None
+
+
+def too_large(limit: int) -> str:
+    return f"more than {limit / 2**20:g} MiB (decompressed); reading was stopped"

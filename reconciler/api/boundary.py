@@ -95,6 +95,21 @@ class Answer:
     defect: str | None = None  # why the body could not be read (too large, bad compression)
 
 
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+"""A redirect's statuses (httpx's ``is_redirect``): reported with their ``Location``, even an
+empty one, never followed."""
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header; an HTTP date or junk is ignored (backoff
+    applies)."""
+    try:
+        seconds = float((value or "").strip())
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds < float("inf") else None
+
+
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """How one attempt ended: ``value``, or ``error`` and what the retry policy weighs."""

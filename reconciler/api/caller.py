@@ -11,6 +11,11 @@ Limits, so no site can hold a run or fill memory: a call ends within ``timeout``
 all (every attempt, its whole answer and the waits between them; not its wait for the first
 slot); an answer is cut off past ``max_answer_bytes``, counted after decompression.
 
+The seam: a call is sent through a ``Transport`` (a signed request in, the ``boundary.Answer``
+out, or an httpx error). The network's is ``transport.AiohttpTransport``, which makes no httpx
+object on the way; any httpx transport given -- the sandbox mounted in-process, a test's
+wrapper around one -- is sent through as before with ``MountedTransport``.
+
 Secrets: the secret is revealed only to the signer; signatures exist only in the request sent.
 Nothing logged or raised here contains a URL's query string or a request body, and what the
 site says is scrubbed by the boundary before anyone sees it.
@@ -19,11 +24,12 @@ site says is scrubbed by the boundary before anyone sees it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import httpx
 import structlog
@@ -31,12 +37,12 @@ from structlog.typing import FilteringBoundLogger
 
 from reconciler import __version__
 from reconciler.api.body import ACCEPT_ENCODING, read_body
-from reconciler.api.boundary import Answer, Attempt, Boundary
+from reconciler.api.boundary import REDIRECT_STATUSES, Answer, Attempt, Boundary, retry_after
 from reconciler.api.config import ClientConfig, check_ca_file
 from reconciler.api.methods import ApiMethod
 from reconciler.api.ratelimit import TokenBucket
 from reconciler.api.retry import RetryPolicy
-from reconciler.api.signing import method_url, sign_get_url, sign_post
+from reconciler.api.signing import Signer, method_url
 
 T = TypeVar("T")
 log = structlog.get_logger("reconciler.api")
@@ -76,6 +82,48 @@ class ClientStats:
         }
 
 
+class Transport(Protocol):
+    async def send(
+        self, verb: str, url: str, headers: Mapping[str, str], content: bytes | None
+    ) -> Answer:
+        """Send the signed request; the answer, or an ``httpx.HTTPError`` (or the deadline's
+        ``TimeoutError``, which the caller holds around it)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class MountedTransport:
+    """An httpx transport as the client's ``Transport``: each call an ``httpx.Request`` with
+    the call's timeout, its answer read as it streams in, up to ``limit`` bytes decoded
+    (``body.read_body``: httpx's own decompression is bypassed, it is not bounded)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, *, timeout: float, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
+
+    async def send(
+        self, verb: str, url: str, headers: Mapping[str, str], content: bytes | None
+    ) -> Answer:
+        request = httpx.Request(
+            verb, url, headers=headers, content=content, extensions=self._extensions
+        )
+        response = await self._inner.handle_async_request(request)
+        try:
+            status = response.status_code
+            if status in REDIRECT_STATUSES:
+                return Answer(status, b"", location=response.headers.get("Location", ""))
+            content, defect = await read_body(response, self._limit)
+            wait = retry_after(response.headers.get("Retry-After"))
+            return Answer(status, content, wait, defect=defect)
+        finally:
+            await response.aclose()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class Caller:
     """Sends the calls of one client; owns its HTTP connections, limits and counters."""
 
@@ -95,6 +143,10 @@ class Caller:
         # Bound once: the module's lazy proxy would rebuild a logger from the configuration
         # at every event, two events a call (logging is configured before a client is made).
         self._log: FilteringBoundLogger = log.bind()
+        # The level is fixed before a client is made: an event nobody sees is not built.
+        self._debug = self._log.is_enabled_for(logging.DEBUG)
+        self._info = self._log.is_enabled_for(logging.INFO)
+        self._signer = Signer(config.site_url, config.api_key, config.api_secret.reveal())
         self._boundary = Boundary(config)
         self._retry = RetryPolicy(config, jitter)
         self._slots = asyncio.Semaphore(config.concurrency)
@@ -105,10 +157,14 @@ class Caller:
         )
         self._suffix = ".xml" if config.response_format == "xml" else ""
         accept = "application/xml" if self._suffix else "application/json"
-        # The transport is called directly, without an httpx.AsyncClient around it: its URL
-        # merging, auth and redirect steps and cookie jar cost about 0.13 ms of CPU a call
-        # and do nothing here (absolute signed URLs, no redirects followed, no cookies).
-        self._transport = transport or _network_transport(config)
+        # A given httpx transport is called directly, without an httpx.AsyncClient around it:
+        # its URL merging, auth and redirect steps and cookie jar cost about 0.13 ms of CPU a
+        # call and do nothing here (absolute signed URLs, no redirects followed, no cookies).
+        self._transport: Transport = (
+            _network_transport(config)
+            if transport is None
+            else MountedTransport(transport, timeout=config.timeout, limit=config.max_answer_bytes)
+        )
         self._headers = {
             "Accept": accept,
             "Accept-Encoding": ACCEPT_ENCODING,
@@ -116,7 +172,6 @@ class Caller:
             "User-Agent": f"site-reconciler/{__version__}",
         }
         self._post_headers = {**self._headers, **_FORM}
-        self._extensions = {"timeout": httpx.Timeout(config.timeout).as_dict()}
 
     async def aclose(self) -> None:
         await self._transport.aclose()
@@ -144,7 +199,8 @@ class Caller:
                 outcome = await self._attempt(method, params, deadline)
             duration_ms = _ms_since(started)
             delay = self._retry.delay(method, outcome, attempt, deadline - loop.time())
-            _log_attempt(self._log, method, attempt, outcome, duration_ms, delay)
+            if self._info:
+                _log_attempt(self._log, method, attempt, outcome, duration_ms, delay)
             if outcome.error is None:
                 return cast(T, outcome.value)
             if delay is None:
@@ -158,50 +214,33 @@ class Caller:
     ) -> Attempt:
         if asyncio.get_running_loop().time() >= deadline:  # spent waiting for a slot
             return self._boundary.exception(method, TimeoutError(), sent=False)
-        request = self._signed_request(method, params)
+        verb, url, headers, content = self._signed_request(method, params)
         self._count(method)
         try:
             async with asyncio.timeout_at(deadline):
-                answer = await self._receive(request)
+                answer = await self._transport.send(verb, url, headers, content)
         except (httpx.HTTPError, TimeoutError) as exc:
             # Whether a write may have left is read from the error: only a failure to
             # connect says it did not (``boundary.NOT_SENT``).
             return self._boundary.exception(method, exc, sent=True)
         return self._boundary.answer(method, params, answer)
 
-    async def _receive(self, request: httpx.Request) -> Answer:
-        """Send, and read the answer as it streams in, up to ``max_answer_bytes`` decoded
-        (``body.read_body``: httpx's own decompression is bypassed, it is not bounded)."""
-        response = await self._transport.handle_async_request(request)
-        try:
-            if response.is_redirect:
-                location = response.headers.get("Location", "")
-                return Answer(response.status_code, b"", location=location)
-            content, defect = await read_body(response, self.config.max_answer_bytes)
-            return Answer(response.status_code, content, _retry_after(response), defect=defect)
-        finally:
-            await response.aclose()
-
-    def _signed_request(self, method: ApiMethod[Any], params: Mapping[str, str]) -> httpx.Request:
-        """Sign as late as possible: a call that queued for a slot still has a fresh timestamp."""
-        cfg = self.config
+    def _signed_request(
+        self, method: ApiMethod[Any], params: Mapping[str, str]
+    ) -> tuple[str, str, dict[str, str], bytes | None]:
+        """Sign as late as possible: a call that queued for a slot still has a fresh timestamp.
+        The verb, the URL, the headers and the body to send."""
         timestamp = int(self._clock())
         path = method.name + self._suffix
-        key, secret = cfg.api_key, cfg.api_secret.reveal()
-        where = method_url(cfg.site_url, path)
-        self._log.debug("api_request", method=method.name, url=where, api_key=cfg.masked_key)
+        if self._debug:
+            where = method_url(self.config.site_url, path)
+            self._log.debug(
+                "api_request", method=method.name, url=where, api_key=self.config.masked_key
+            )
         if method.verb == "GET":
-            url = sign_get_url(cfg.site_url, path, params, key, secret, timestamp)
-            return self._request("GET", url, self._headers)
-        url, body = sign_post(cfg.site_url, path, params, key, secret, timestamp)
-        return self._request("POST", url, self._post_headers, body.encode("ascii"))
-
-    def _request(
-        self, verb: str, url: str, headers: dict[str, str], content: bytes | None = None
-    ) -> httpx.Request:
-        return httpx.Request(
-            verb, url, headers=headers, content=content, extensions=self._extensions
-        )
+            return "GET", self._signer.get_url(path, params, timestamp), self._headers, None
+        url, body = self._signer.post(path, params, timestamp)
+        return "POST", url, self._post_headers, body.encode("ascii")
 
     def _count(self, method: ApiMethod[Any]) -> None:
         self.stats.calls[method.name] = self.stats.calls.get(method.name, 0) + 1
@@ -232,20 +271,11 @@ def _log_attempt(
     logger.info("api_call", **fields)
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds from ``Retry-After``; an HTTP date or junk is ignored (backoff applies)."""
-    try:
-        seconds = float(response.headers.get("Retry-After", "").strip())
-    except ValueError:
-        return None
-    return seconds if 0 <= seconds < float("inf") else None
-
-
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _network_transport(config: ClientConfig) -> httpx.AsyncBaseTransport:
+def _network_transport(config: ClientConfig) -> Transport:
     """TLS verified, a connection for every slot, no hidden retries (the client decides);
     aiohttp underneath (``api.transport``), imported only when the network is used.
 
@@ -261,4 +291,6 @@ def _network_transport(config: ClientConfig) -> httpx.AsyncBaseTransport:
         verify = check_ca_file(config.ca_file)
     else:
         verify = httpx.create_ssl_context()  # httpx's authorities, as before
-    return AiohttpTransport(verify=verify, connections=config.concurrency)
+    return AiohttpTransport(
+        verify=verify, connections=config.concurrency, limit=config.max_answer_bytes
+    )

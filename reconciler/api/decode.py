@@ -16,11 +16,12 @@ cannot be read raises ``ProtocolError`` naming the method and the field; no ``Ke
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from reconciler import spec
 from reconciler.api import answers
 from reconciler.api.errors import protocol_error
-from reconciler.api.payload import Fields, to_int
+from reconciler.api.payload import Fields, flag_of, plain_flag, plain_text, to_int
 from reconciler.api.payload import Payload as Payload  # what every decoder takes
 
 # --- one decoder per answer ---------------------------------------------------------------
@@ -58,12 +59,33 @@ def _user_summary(fields: Fields) -> answers.UserSummary:
     )
 
 
+def _plain_user_summary(entry: dict[str, Any]) -> answers.UserSummary | None:
+    """``_user_summary`` of an entry of ints and texts, without ``Fields`` (or None)."""
+    get = entry.get
+    number, username, email = get("id"), get("username"), get("email")
+    first, last, admin, active = get("firstName"), get("lastName"), get("admin"), get("active")
+    if not (
+        type(number) is int
+        and type(username) is str
+        and username
+        and plain_text(email)
+        and plain_text(first)
+        and plain_text(last)
+        and plain_flag(admin)
+        and plain_flag(active)
+    ):
+        return None
+    return answers.UserSummary(
+        number, username, email or "", first or None, last or None, flag_of(admin), flag_of(active)
+    )
+
+
 def user_list(payload: Payload) -> tuple[answers.UserSummary, ...]:
     """One page of ``userList``: ``{"users": [...]}``, or the list itself."""
     value = payload.value
     if isinstance(value, Mapping) and "users" in value:
         value = value["users"]
-    return payload.entries(value, ".users", "user", _user_summary)
+    return payload.entries(value, ".users", "user", _user_summary, _plain_user_summary)
 
 
 def _location_entry(fields: Fields) -> answers.LocationEntry:
@@ -77,12 +99,34 @@ def _location_entry(fields: Fields) -> answers.LocationEntry:
     )
 
 
+def _plain_location_entry(entry: dict[str, Any]) -> answers.LocationEntry | None:
+    """``_location_entry`` of an entry of ints and texts, without ``Fields`` (or None)."""
+    get = entry.get
+    number, name, email, user_type, admin = (
+        get("id"),
+        get("username"),
+        get("email"),
+        get("uType"),
+        get("admin"),
+    )
+    if not (
+        type(number) is int
+        and type(name) is str
+        and name
+        and plain_text(email)
+        and plain_flag(user_type)
+        and plain_flag(admin)
+    ):
+        return None
+    return answers.LocationEntry(number, name, email or None, user_type == 0, admin == 1)
+
+
 def users_location_access(payload: Payload) -> tuple[answers.LocationEntry, ...]:
     """``usersLocationAccess``: a list of users (``uType`` 1) and groups (``uType`` 0)."""
     value = payload.value
     if isinstance(value, Mapping) and set(value) <= {"user", "users"} and value:
         value = next(iter(value.values()))  # an extra container level
-    return payload.entries(value, "", "user", _location_entry)
+    return payload.entries(value, "", "user", _location_entry, _plain_location_entry)
 
 
 def user_permissions_location(payload: Payload) -> answers.LocationPermissions:
@@ -106,6 +150,24 @@ def _workspace_entry(fields: Fields) -> answers.WorkspaceEntry:
     )
 
 
+def _plain_workspace_entry(entry: dict[str, Any]) -> answers.WorkspaceEntry | None:
+    """``_workspace_entry`` of an entry of ints and texts, without ``Fields`` (or None)."""
+    get = entry.get
+    number, name, listed = get("id"), get("workspaceName"), get("listed")
+    path, other_path = get("workspacePath"), get("path")
+    if not (
+        type(number) is int
+        and type(name) is str
+        and name
+        and plain_text(path)
+        and plain_text(other_path)
+        and plain_flag(listed)
+    ):
+        return None
+    where = path or other_path or spec.workspace_path(name)
+    return answers.WorkspaceEntry(number, name, where, flag_of(listed))
+
+
 def workspace_list(payload: Payload) -> tuple[answers.WorkspaceEntry, ...]:
     """``workspaceList``: ``{workspaces, totalWorkspaces}`` or the legacy bare list.
 
@@ -116,7 +178,9 @@ def workspace_list(payload: Payload) -> tuple[answers.WorkspaceEntry, ...]:
     if isinstance(value, Mapping) and ("workspaces" in value or "totalWorkspaces" in value):
         total = value.get("totalWorkspaces")
         value = value.get("workspaces")
-    entries = payload.entries(value, ".workspaces", "workspace", _workspace_entry)
+    entries = payload.entries(
+        value, ".workspaces", "workspace", _workspace_entry, _plain_workspace_entry
+    )
     if isinstance(total, str) and total.strip().isdigit():
         total = int(total)
     if isinstance(total, int) and not isinstance(total, bool) and len(entries) < total:
@@ -135,6 +199,14 @@ def _workspace_member(fields: Fields) -> answers.WorkspaceMember:
     )
 
 
+def _plain_member(entry: dict[str, Any]) -> answers.WorkspaceMember | None:
+    """``_workspace_member`` of an entry of ints and texts, without ``Fields`` (or None)."""
+    number, username, email = entry.get("id"), entry.get("username"), entry.get("email")
+    if type(number) is int and plain_text(username) and plain_text(email):
+        return answers.WorkspaceMember(number, username or None, email or None)
+    return None
+
+
 def _override_flags(fields: Fields, key: str, flags: tuple[spec.Flag, ...]) -> frozenset[str]:
     value = fields.get(key)
     if value is None or value in ("", [], {}):
@@ -151,7 +223,7 @@ def workspace_info(payload: Payload) -> answers.WorkspaceInfo:
         id=fields.integer("id"),
         name=name,
         path=path or spec.workspace_path(name),
-        users=fields.entries("users", "user", _workspace_member),
+        users=fields.entries("users", "user", _workspace_member, _plain_member),
         permissions=_override_flags(fields, "workspaceOverridePermissions", spec.PERMISSION_FLAGS),
         notifications=_override_flags(
             fields, "workspaceOverrideNotifications", spec.NOTIFICATION_FLAGS

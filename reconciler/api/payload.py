@@ -38,10 +38,16 @@ class Payload:
         return Fields(self.value, method=self.method, where=self.key)
 
     def entries(
-        self, value: object, where: str, wrapper: str, read: Callable[[Fields], T]
+        self,
+        value: object,
+        where: str,
+        wrapper: str,
+        read: Callable[[Fields], T],
+        plain: Callable[[dict[str, Any]], T | None] | None = None,
     ) -> tuple[T, ...]:
-        """``value`` (part of this payload) as a list of entries, each read by ``read``."""
-        return read_entries(value, f"{self.key}{where}", wrapper, read, self.method)
+        """``value`` (part of this payload) as a list of entries, each read by ``read``
+        (``plain``: see ``read_entries``)."""
+        return read_entries(value, f"{self.key}{where}", wrapper, read, self.method, plain)
 
 
 # --- reading fields -----------------------------------------------------------------------
@@ -126,9 +132,17 @@ class Fields:
             return value == 1
         return None if value in (None, "") else self._read(key, to_flag, "0 or 1")
 
-    def entries(self, key: str, wrapper: str, read: Callable[[Fields], T]) -> tuple[T, ...]:
-        """A list of sub-objects; missing, null or empty means none."""
-        return read_entries(self._data.get(key), f"{self.where}.{key}", wrapper, read, self.method)
+    def entries(
+        self,
+        key: str,
+        wrapper: str,
+        read: Callable[[Fields], T],
+        plain: Callable[[dict[str, Any]], T | None] | None = None,
+    ) -> tuple[T, ...]:
+        """A list of sub-objects; missing, null or empty means none (``read_entries``)."""
+        return read_entries(
+            self._data.get(key), f"{self.where}.{key}", wrapper, read, self.method, plain
+        )
 
     def flags_on(self, flags: tuple[spec.Flag, ...]) -> frozenset[str]:
         """Manifest keys of the flags reported as 1."""
@@ -142,19 +156,56 @@ def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
 
 
 def read_entries(
-    value: object, where: str, wrapper: str, read: Callable[[Fields], T], method: str
+    value: object,
+    where: str,
+    wrapper: str,
+    read: Callable[[Fields], T],
+    method: str,
+    plain: Callable[[dict[str, Any]], T | None] | None = None,
 ) -> tuple[T, ...]:
-    """Each entry of a list read by ``read``; missing, null or empty means no entries."""
+    """Each entry of a list read by ``read``; missing, null or empty means no entries.
+
+    ``plain``, when given, reads an entry written the way nearly every answer writes it (an
+    object of ints and texts, wrapped in ``{wrapper: ...}`` or not, as ``Fields`` unwraps it)
+    without a ``Fields``, or says None, and ``read`` reads it: a large read has some 25,000
+    entries. It must read what ``read`` reads.
+    """
     if value is None or value == "" or value == {}:
         return ()
     if isinstance(value, Mapping):  # a single entry where a list was expected
         value = [value]
     if not isinstance(value, list):
         raise protocol_error(method, f"{where} as {_kind(value)} instead of a list")
-    return tuple(
-        read(Fields(entry, method=method, where=where, wrapper=wrapper, index=index))
-        for index, entry in enumerate(value)
-    )
+    if plain is None:
+        return tuple(
+            read(Fields(entry, method=method, where=where, wrapper=wrapper, index=index))
+            for index, entry in enumerate(value)
+        )
+    entries: list[T] = []
+    for index, entry in enumerate(value):
+        inner = entry.get(wrapper, entry) if type(entry) is dict and len(entry) == 1 else entry
+        read_plainly = plain(inner) if type(inner) is dict else None
+        entries.append(
+            read(Fields(entry, method=method, where=where, wrapper=wrapper, index=index))
+            if read_plainly is None
+            else read_plainly
+        )
+    return tuple(entries)
+
+
+def plain_text(value: object) -> bool:
+    """Whether ``value`` is a text or nothing: what ``Fields.optional_text`` takes as it is."""
+    return value is None or type(value) is str
+
+
+def plain_flag(value: object) -> bool:
+    """Whether ``value`` is 0, 1 or nothing: what ``Fields.flag`` takes as it is."""
+    return value is None or (type(value) is int and 0 <= value <= 1)
+
+
+def flag_of(value: int | None) -> bool | None:
+    """A plain flag's reading (``plain_flag``): 1 is True, 0 False, nothing None."""
+    return None if value is None else value == 1
 
 
 _MAX_ID_DIGITS = 18  # beyond any ID; also keeps int() away from its 4,300-digit limit

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, TypeVar
 
 from reconciler import codec
 from reconciler.access.model import AccessChange, Cause, Effect
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from reconciler.api.client import SiteClient
     from reconciler.core.changes import Change
     from reconciler.model import LiveSite
+
+T = TypeVar("T")
 
 
 class Phase(enum.Enum):
@@ -190,6 +192,9 @@ class AccessView(Protocol):
 
     def workspace_name(self, workspace_id: int) -> str | None:
         """The workspace's name on the site, or None: not listed."""
+
+    def memo(self, key: str, build: Callable[[], T]) -> T:
+        """``build()``, made once a plan under ``key``: the plan's writes indexed, not searched."""
 
     def change(
         self,

@@ -23,6 +23,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from reconciler.environment import cache_dir, private_file
+
 _FUNCTION = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
 
@@ -51,12 +53,9 @@ def generated_check(schema: dict[str, Any]) -> Callable[[Any], Any]:
     return check
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "site-reconciler"
-
-
 def _read(path: Path) -> tuple[CodeType, str] | None:
+    if not private_file(path):
+        return None
     try:
         name, _, body = path.read_bytes().partition(b"\n")
         code = marshal.loads(body)

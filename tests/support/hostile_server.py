@@ -1,7 +1,7 @@
 """Small real HTTP servers on 127.0.0.1 that answer as a test scripts them -- badly, on purpose.
 
 Not mocks: the client reaches them over a real socket, through its real network transport
-(aiohttp under httpx's API, the client's own decompression and deadline), exactly as it
+(aiohttp, the client's own decompression and deadline), exactly as it
 reaches a site. Each test passes a ``respond(request) -> Reply`` function; a reply can drip
 its body a chunk at a time, stream a body far larger than memory lazily, or be raw bytes that
 are not HTTP at all. Every request

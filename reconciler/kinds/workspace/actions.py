@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from reconciler import codec
 from reconciler.access.model import AccessChange, Cause, Effect
@@ -71,16 +71,8 @@ class WorkspaceAdd(WriteAction):
     def access_effects(self, view: AccessView) -> Iterator[AccessChange]:
         """Each workspace gained by its members and every administrator; one that replaces a
         workspace of its name (``--replace``) is said as ``access.replaced``."""
-        old_ids = {
-            a.name: a.workspace_id
-            for a in view.actions
-            if isinstance(a, WorkspaceDelete) and a.reason == "replace"
-        }
-        fields = {
-            c.name: c.changed_values
-            for c in view.changes
-            if c.kind == "workspace" and c.action == "replace"
-        }
+        old_ids = view.memo("replaced workspaces' IDs", lambda: _replaced_ids(view))
+        fields = view.memo("replaced workspaces' settings", lambda: _replaced_fields(view))
         for name in self.names:
             if name in old_ids:
                 yield from access.replaced(
@@ -207,6 +199,24 @@ class WorkspaceDelete(WriteAction):
         record = tables.workspaces.get(self.name)
         if record is not None and record.id == self.workspace_id:
             del tables.workspaces[self.name]
+
+
+def _replaced_ids(view: AccessView) -> dict[str, int]:
+    """The workspaces the plan deletes to create again (``--replace``): old ID by name."""
+    return {
+        a.name: a.workspace_id
+        for a in view.actions
+        if isinstance(a, WorkspaceDelete) and a.reason == "replace"
+    }
+
+
+def _replaced_fields(view: AccessView) -> dict[str, Any]:
+    """The settings each replacement changes, by workspace name."""
+    return {
+        c.name: c.changed_values
+        for c in view.changes
+        if c.kind == "workspace" and c.action == "replace"
+    }
 
 
 class _WorkspaceMembership(MembershipChange):

@@ -1,0 +1,141 @@
+"""The methods dataclasses writes, compiled once per machine (``reconciler.__main__``): a class
+made from the cache is the class made without it, a class that changed is compiled anew, and
+a damaged or missing cache costs only time."""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler import __main__ as classcode
+from reconciler.__main__ import ClassCode
+
+
+@pytest.fixture(autouse=True)
+def _uninstalled() -> Iterator[None]:
+    yield
+    classcode.uninstall()
+
+
+def make_class(cache: ClassCode | None, *, with_default: bool = True) -> type[Any]:
+    """A frozen, slotted dataclass with a default (the shape the tool's records have)."""
+    classcode.uninstall()
+    if cache is not None:
+        dataclasses.exec = cache.exec  # type: ignore[attr-defined]
+    namespace: dict[str, Any] = {"__annotations__": {"id": "int", "name": "str"}}
+    if with_default:
+        namespace["name"] = "nobody"
+    made = dataclasses.dataclass(frozen=True, slots=True)(type("Person", (), namespace))
+    classcode.uninstall()
+    return made
+
+
+def behaviour(cls: type[Any]) -> tuple[object, ...]:
+    one, same, other = cls(1, "ann"), cls(1, "ann"), cls(2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.id = 3
+    return (repr(one), one == same, one == other, hash(one) == hash(same), other.name)
+
+
+def test_a_class_made_from_the_cache_behaves_as_one_made_without(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "class-code.bin"
+    learning = ClassCode(path)
+    expected = behaviour(make_class(None))
+    assert behaviour(make_class(learning)) == expected
+    assert learning.learnt
+    learning.save()
+    assert path.stat().st_mode & 0o077 == 0 and path.parent.stat().st_mode & 0o077 == 0
+    read_back = ClassCode(path)
+    assert behaviour(make_class(read_back)) == expected
+    assert not read_back.learnt  # every method came from the file: nothing was compiled
+
+
+def test_a_class_that_changed_is_compiled_anew(tmp_path: Path) -> None:
+    path = tmp_path / "class-code.bin"
+    first = ClassCode(path)
+    make_class(first, with_default=True)
+    first.save()
+    again = ClassCode(path)
+    changed = make_class(again, with_default=False)
+    assert again.learnt
+    with pytest.raises(TypeError):
+        changed(1)  # the new __init__, not the cached one with its default
+    assert changed(1, "bo").name == "bo"
+
+
+@pytest.mark.parametrize("content", [b"", b"not marshal at all", b"\xe9" * 40])
+def test_a_damaged_cache_is_read_as_empty(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "class-code.bin"
+    path.write_bytes(content)
+    cache = ClassCode(path)
+    assert behaviour(make_class(cache)) == behaviour(make_class(None))
+    assert cache.learnt
+
+
+def test_an_unwritable_cache_costs_only_time(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the directory would be")
+    cache = ClassCode(blocked / "class-code.bin")
+    assert behaviour(make_class(cache)) == behaviour(make_class(None))
+    cache.save()  # nothing raised
+    assert blocked.read_text() == "a file where the directory would be"
+
+
+def test_install_routes_dataclasses_through_the_cache_until_uninstalled(tmp_path: Path) -> None:
+    cache = classcode.install(tmp_path / "class-code.bin")
+
+    @dataclasses.dataclass(frozen=True)
+    class Made:
+        id: int
+
+    assert cache.learnt and Made(1) == Made(1)
+    classcode.uninstall()
+    assert "exec" not in vars(dataclasses)
+
+
+def test_a_cached_init_keeps_the_annotations_of_one_made_without(tmp_path: Path) -> None:
+    """``get_type_hints`` of a cached ``__init__`` (cattrs, inspect read it) resolves as ever."""
+    path = tmp_path / "class-code.bin"
+    learning = ClassCode(path)
+    made_now = make_class(learning)
+    learning.save()
+    read_back = make_class(ClassCode(path))
+    expected = typing.get_type_hints(make_class(None).__init__)
+    assert expected == {"id": int, "name": str, "return": type(None)}
+    assert typing.get_type_hints(made_now.__init__) == expected
+    assert typing.get_type_hints(read_back.__init__) == expected
+
+
+def test_a_full_cache_is_written_anew_with_what_one_run_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of old versions' sources does not stop the cache from learning the new ones."""
+    monkeypatch.setattr(classcode, "MAX_ENTRIES", 20)
+    path = tmp_path / "class-code.bin"
+    old = {bytes([n]) * 16: compile("pass", "<string>", "exec") for n in range(20)}
+    path.write_bytes(marshal.dumps(old))
+    path.chmod(0o600)
+    learning = ClassCode(path)
+    make_class(learning)
+    learning.save()
+    again = ClassCode(path)
+    make_class(again)
+    assert not again.learnt  # this run's methods were kept
+    assert not set(old) & set(again.code)  # the old versions' were dropped
+
+
+def test_a_cache_file_others_may_write_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "class-code.bin"
+    learning = ClassCode(path)
+    make_class(learning)
+    learning.save()
+    path.chmod(0o666)
+    shared = ClassCode(path)
+    assert shared.code == {}
+    assert behaviour(make_class(shared)) == behaviour(make_class(None)) and shared.learnt

@@ -1,0 +1,62 @@
+"""The installed command (``reconciler.__main__.run``, also ``python -m reconciler``): the same
+exit codes and the same complete output as ``cli.main``, and the compiled methods of its
+classes kept for the next start-up."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
+
+REPO = Path(__file__).resolve().parents[1]
+QUICKSTART = REPO / "examples" / "quickstart" / "site.yaml"
+
+pytestmark = pytest.mark.e2e
+
+
+def command(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("RECONCILER_", "SITE_"))
+    }
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    return subprocess.run(
+        [sys.executable, "-m", "reconciler", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_the_command_exits_with_mains_code_and_its_whole_output(tmp_path: Path) -> None:
+    shutil.copy(QUICKSTART, tmp_path / "site.yaml")
+    planned = command(tmp_path, "plan", "site.yaml", "--sandbox", "--detailed-exitcode")
+    assert planned.returncode == EXIT_CHANGES, planned.stderr
+    assert planned.stdout.rstrip().endswith(
+        "3 API calls (user_group_add 1, workspace_add 2)."
+    )  # the last line: everything written before the process ended
+    valid = command(tmp_path, "validate", "site.yaml")
+    assert valid.returncode == EXIT_OK, valid.stderr
+    (tmp_path / "broken.yaml").write_text("version: 1\nworkspaces: nope\n", encoding="utf-8")
+    broken = command(tmp_path, "validate", "broken.yaml")
+    assert broken.returncode == EXIT_ERROR
+    assert "broken.yaml" in broken.stdout + broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_the_compiled_class_methods_are_kept_for_the_next_start(tmp_path: Path) -> None:
+    assert command(tmp_path, "--version").returncode == EXIT_OK
+    (kept,) = (tmp_path / "cache" / "site-reconciler").glob("class-code-*.bin")
+    assert kept.stat().st_mode & 0o077 == 0
+    written = kept.stat().st_mtime_ns
+    assert command(tmp_path, "--version").returncode == EXIT_OK
+    assert kept.stat().st_mtime_ns == written  # nothing new to learn: read, not written again
