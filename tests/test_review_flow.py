@@ -217,6 +217,9 @@ def test_close_proves_each_revocation_gone_and_names_the_apply(site: LoopbackSit
     assert site.run("plan", "site.yaml", "-o", "plan.json").returncode == EXIT_OK
     checksum = json.loads((site.workdir / "plan.json").read_text())["checksum"]
     assert site.run("apply", "plan.json", "site.yaml", "--auto-approve").returncode == EXIT_OK
+    ids = {user["username"]: user["id"] for user in site.state()["users"]}
+    still = set(site.workspaces()["Legal"]["members"])  # the site's own state, not a read
+    assert still.isdisjoint(ids[person] for person, _ in chosen)
 
     result = site.run("review", "close", "q1.csv", "site.yaml")
 
