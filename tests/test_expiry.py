@@ -9,6 +9,8 @@ lists what ends soon; on and after it the access is removed like any other, sayi
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -315,3 +317,16 @@ def test_expired_only_plans_the_removal_of_expired_access_and_nothing_else(
     assert held["Finance"] == {ALICE} and "Audit" not in held  # erin not added: not an expiry
     assert held["group:auditors"] == {ALICE} and held["Payments"] == {CAROL}
     assert "quentin" not in usernames(granted)
+
+
+def test_a_clock_moved_by_the_environment_is_said_on_every_command(tmp_path: Path) -> None:
+    """RECONCILER_TODAY is for tests: set by mistake in a pipeline, it decides which access an
+    apply removes, so every command says it is set, and to which day."""
+    (tmp_path / "site.yaml").write_text("version: 1\n", encoding="utf-8")
+    moved = run_reconciler(
+        "validate", "site.yaml", cwd=tmp_path, env={**os.environ, "RECONCILER_TODAY": "2030-07-01"}
+    )
+    assert moved.exit_code == EXIT_OK, moved.output
+    assert "Warning: RECONCILER_TODAY sets the day to 2030-07-01" in moved.stderr
+    plain = run_reconciler("validate", "site.yaml", cwd=tmp_path)
+    assert "RECONCILER_TODAY" not in plain.stderr

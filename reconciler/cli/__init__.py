@@ -12,10 +12,12 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import click
 
-from reconciler import __version__
+from reconciler import __version__, clock
+from reconciler.environment import TODAY, read
 from reconciler.errors import EXIT_ERROR, EXIT_INTERRUPTED, ReconcilerError
 
 
@@ -114,10 +116,32 @@ plan makes millions of short-lived objects and few cycles: with the default the 
 ~500 times a plan (~0.25 s). Collections still happen, so a long ``sandbox serve`` is safe."""
 
 
+def _warn_of_a_fixed_clock() -> None:
+    """Say so, on every command, when ``RECONCILER_TODAY`` moves the day expiry dates are
+    judged on: set by mistake in a pipeline, it would make an apply remove access that has
+    not ended (or keep access that has), with nothing in the output to tell."""
+    fixed = read(os.environ, TODAY)
+    if fixed is None:
+        return
+    try:
+        day = clock.parse_day(fixed)
+    except clock.BadDay:
+        return  # the command that reads the clock refuses it, with the reason
+    real = datetime.now(UTC).date()
+    if day != real:
+        click.echo(
+            f"Warning: {TODAY.name} sets the day to {day} (today is {real}, UTC): expiry dates "
+            f"are judged, and expired access removed, as on that day. It exists for tests; "
+            f"unset it.",
+            err=True,
+        )
+
+
 def main() -> None:
     """Entry point of the console script."""
     gc.freeze()  # what start-up built so far lives until exit: never scan it again
     gc.set_threshold(GC_FIRST_GENERATION, 20, 20)
+    _warn_of_a_fixed_clock()
     try:
         result = cli.main(standalone_mode=False)
     except click.exceptions.Abort:
