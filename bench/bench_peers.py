@@ -48,6 +48,7 @@ from bench.peers import (
     peers_table,
     same_calls,
 )
+from bench.report import Target
 from bench.results_file import write_section
 from bench.sites import (
     GROWTH_SIZES,
@@ -71,22 +72,6 @@ GROWTH_WALL_LIMIT = 1.15
 CPU_LIMIT = 2.0  # x the bare aiohttp loop's, large site
 ACCESS_LIMIT = 1.15
 RSS_LIMIT_MB = {"xl": 300, "xxl": 400}
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    what: str
-    limit: str
-    measured: str
-    met: bool
-
-    def row(self) -> dict[str, str]:
-        return {
-            "target": self.what,
-            "limit": self.limit,
-            "measured": self.measured,
-            "met": "yes" if self.met else "**no**",
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +120,7 @@ def prepare(site: SandboxSite, size: Size, seed: dict[str, object]) -> str:
     """Write the manifest, adopt the site and learn its groups' members (untimed, without
     the added latency: the learning apply of the largest site sends some 25,000 writes)."""
     manifest = manifest_path(size)
-    described = manifest_for(seed)  # type: ignore[arg-type]
+    described = manifest_for(seed)
     if manifest == MANIFEST:
         write_manifest(site.workdir / manifest, described)
     else:

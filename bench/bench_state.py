@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from reconciler.core.records import Known, RecordedGroup, RecordedWorkspace, Records
 from reconciler.engine.records import document as records_document
 from reconciler.engine.records import ledger
+from reconciler.kinds.workspace import RecordedSettings
 from reconciler.logs import configure_logging
 from reconciler.state.backend import Holder, RecordStore, SaveInfo, StateLocation
 from reconciler.state.documents import dump_document
@@ -55,9 +56,11 @@ def large_records(seed: int = 7) -> dict[str, Any]:
             id=100 + n,
             managed=True,
             origin="created" if n % 3 else "adopted",
-            root_access=Known(n % 10 != 0) if n % 3 else None,
-            permissions=Known(frozenset({"download_files", "upload_files"}) if n % 4 else None),
-            notifications=Known(None),
+            settings=RecordedSettings(
+                root_access=Known(n % 10 != 0) if n % 3 else None,
+                permissions=Known(frozenset({"download_files", "upload_files"}) if n % 4 else None),
+                notifications=Known(None),
+            ),
             members=members(20),
             source=f"site/team-{n % 40:02d}.yaml",
         )

@@ -58,6 +58,24 @@ def api_span_s(stderr: str) -> float | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Target:
+    """One target of an issue, as a row of a results table."""
+
+    what: str
+    limit: str
+    measured: str
+    met: bool
+
+    def row(self) -> dict[str, str]:
+        return {
+            "target": self.what,
+            "limit": self.limit,
+            "measured": self.measured,
+            "met": "yes" if self.met else "**no**",
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ScenarioResult:
     """The median of repeated runs of one scenario on one site (and all their wall times)."""
 

@@ -17,7 +17,6 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -31,7 +30,7 @@ from bench.bench_scoped import bench_scoped, scoped_targets
 from bench.machine import describe_load, machine_description
 from bench.measure import REPO, QuietGate
 from bench.peers import Runs
-from bench.report import ScenarioResult, floor_s, results_table
+from bench.report import ScenarioResult, Target, floor_s, results_table
 from bench.results_file import kept_sections, marked
 from bench.sites import GROWTH_SIZES, LATENCY_MS, ONBOARDED_TEAMS, SIZES
 from bench.table import render_table
@@ -42,22 +41,6 @@ PEERS_SECTION = "peers-large"
 PEER_ROUNDS = 5  # issue 47: the median of 5 interleaved rounds
 QUIET_BUDGET_S = 240  # the most the whole run waits for other work to calm down
 SHARED_CPU_S = 0.5  # other processes' CPU during a run above which the row counts as shared
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    what: str
-    limit: str
-    measured: str
-    met: bool
-
-    def row(self) -> dict[str, str]:
-        return {
-            "target": self.what,
-            "limit": self.limit,
-            "measured": self.measured,
-            "met": "yes" if self.met else "**no**",
-        }
 
 
 def check_targets(results: Sequence[ScenarioResult]) -> list[Target]:
