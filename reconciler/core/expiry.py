@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from typing import Literal
+from typing import Literal, TypeVar
 
 from reconciler.core.actions import UserKey
 from reconciler.core.users import UserDirectory
@@ -27,6 +27,7 @@ from reconciler.identity import name_key, username_key
 from reconciler.model import DesiredSite, DesiredUser, Source, UserRef
 
 GrantKind = Literal["workspace", "group", "user"]
+K = TypeVar("K", bound=UserKey)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +215,10 @@ class Expiries:
         if not isinstance(user, int) or not self.members:
             return None
         return self.members.get((kind, name_key(kind, name), user))
+
+    def expired_among(self, kind: GrantKind, name: str, users: Iterable[K]) -> frozenset[K]:
+        """Those of ``users`` whose entry in the workspace or group ``name`` expired."""
+        return frozenset(user for user in users if self.member(kind, name, user) is not None)
 
     def account(self, user: UserKey) -> date | None:
         """The day ``user``'s declared account expired, if it did."""

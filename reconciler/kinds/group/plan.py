@@ -94,11 +94,7 @@ def retire(diffs: Iterable[GroupDiff], inputs: PlanInputs) -> Planned:
 
 def _expired_part(diff: GroupDiff, inputs: PlanInputs) -> GroupDiff:
     """A present group's difference narrowed to the members whose entries expired."""
-    leaving = frozenset(
-        user
-        for user in diff.members_to_remove
-        if inputs.expiries.member("group", diff.name, user) is not None
-    )
+    leaving = inputs.expiries.expired_among("group", diff.name, diff.members_to_remove)
     return replace(diff, members_to_add=frozenset(), members_to_remove=leaving, members_known=True)
 
 

@@ -117,11 +117,7 @@ def retire(diffs: Iterable[WorkspaceDiff], inputs: PlanInputs) -> Planned:
 
 def _expired_part(diff: WorkspaceDiff, inputs: PlanInputs) -> WorkspaceDiff:
     """A present workspace's difference narrowed to the members whose entries expired."""
-    leaving = frozenset(
-        user
-        for user in diff.users_to_remove
-        if inputs.expiries.member("workspace", diff.name, user) is not None
-    )
+    leaving = inputs.expiries.expired_among("workspace", diff.name, diff.users_to_remove)
     return replace(
         diff, users_to_add=frozenset(), users_to_remove=leaving, replacement=(), in_place=()
     )
