@@ -13,8 +13,6 @@ import asyncio
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from reconciler.api.body import read_body
 from reconciler.api.config import is_loopback
 from reconciler.errors import ConfigError, ReconcilerError
@@ -79,6 +77,8 @@ async def send(url: str, body: dict[str, Any], *, timeout: float = TIMEOUT_SECON
     body would otherwise hold the job for ever. Only the status matters, so at most
     ``MAX_ANSWER_BYTES`` of the body are read (``api.body.read_body`` stops there).
     """
+    import httpx  # only a notification imports it: a plan starts without it (issue 47)
+
     where = webhook_display(url)
     try:
         async with asyncio.timeout(timeout):
@@ -97,6 +97,8 @@ async def send(url: str, body: dict[str, Any], *, timeout: float = TIMEOUT_SECON
 
 async def _post(url: str, body: dict[str, Any], timeout: float) -> int:
     """The answer's status, once its body has ended or passed ``MAX_ANSWER_BYTES``."""
+    import httpx
+
     async with (
         httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client,
         client.stream("POST", url, json=body) as response,

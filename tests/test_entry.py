@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.errors import EXIT_CHANGES, EXIT_ERROR, EXIT_OK
+from tests.support.loopback import LoopbackSite
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = REPO / "examples" / "quickstart" / "site.yaml"
@@ -60,3 +61,30 @@ def test_the_compiled_class_methods_are_kept_for_the_next_start(tmp_path: Path) 
     written = kept.stat().st_mtime_ns
     assert command(tmp_path, "--version").returncode == EXIT_OK
     assert kept.stat().st_mtime_ns == written  # nothing new to learn: read, not written again
+
+
+def imported_modules(stderr: str) -> set[str]:
+    """The modules a ``python -X importtime`` process imported, from its report."""
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def test_a_plan_over_the_network_imports_neither_httpx_nor_tomllib(site: LoopbackSite) -> None:
+    """The network's transport is aiohttp's: httpx (the embedded sandbox's and the tests'
+    transport, the webhook's client, https's authorities) is some 25 ms of a plan's start-up
+    it never uses; tomllib is read only where a settings file exists (issue 47)."""
+    planned = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "reconciler", "plan", "site.yaml"],
+        cwd=site.workdir,
+        env=site.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert planned.returncode == EXIT_OK, planned.stderr[-2000:]
+    modules = imported_modules(planned.stderr)
+    assert "aiohttp" in modules and "reconciler.api.transport" in modules  # the network's
+    assert not {m for m in modules if m.split(".")[0] in {"httpx", "httpcore", "tomllib"}}

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
+
 
 ACCEPT_ENCODING = "gzip, deflate"
 _INFLATED = {"gzip", "x-gzip", "deflate"}

@@ -36,8 +36,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from reconciler.api.config import ClientConfig
 from reconciler.api.decode import Payload
 from reconciler.api.errors import (
@@ -57,10 +55,8 @@ from reconciler.api.errors import (
 )
 from reconciler.api.methods import ApiMethod
 from reconciler.api.scrub import Scrubber
+from reconciler.api.wire import WireError
 from reconciler.api.xmlcodec import load_document
-
-NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
-"""Transport failures that happen before a byte of the request left: a write may be retried."""
 
 GATEWAY_STATUSES = (502, 504)
 """A proxy's "no (timely) answer from upstream": the upstream may have acted on a write."""
@@ -138,15 +134,18 @@ class Boundary:
             return self._failed(method, error, answer.status, answer.retry_after)
         return Attempt(value=value, status=answer.status)
 
-    def exception(self, method: ApiMethod[Any], exc: Exception, *, sent: bool) -> Attempt:
-        """The outcome of an attempt that raised ``exc`` (an httpx error, or ``TimeoutError``
-        when the call's deadline passed); ``sent`` is False when the request never left."""
+    def exception(
+        self, method: ApiMethod[Any], exc: WireError | TimeoutError, *, sent: bool
+    ) -> Attempt:
+        """The outcome of an attempt that raised ``exc`` (a ``wire.WireError``, or
+        ``TimeoutError`` when the call's deadline passed); ``sent`` is False when the request
+        never left (``WireError.sent`` says so of a failure to connect)."""
         if isinstance(exc, TimeoutError):
             what = f"no complete answer within the --timeout of {self._timeout:g} s"
         else:
             detail = self._scrubber.text(_without_queries(str(exc)))
-            what = f"{type(exc).__name__}: {detail or 'no detail'}"
-            sent = sent and not isinstance(exc, NOT_SENT)
+            what = f"{exc.kind}: {detail or 'no detail'}"
+            sent = sent and exc.sent
         if method.is_write and sent:
             error: SiteError = OutcomeUnknown(
                 f"{method.name}: {what}, after the request was sent; "

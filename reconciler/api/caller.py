@@ -12,9 +12,10 @@ all (every attempt, its whole answer and the waits between them; not its wait fo
 slot); an answer is cut off past ``max_answer_bytes``, counted after decompression.
 
 The seam: a call is sent through a ``Transport`` (a signed request in, the ``boundary.Answer``
-out, or an httpx error). The network's is ``transport.AiohttpTransport``, which makes no httpx
-object on the way; any httpx transport given -- the sandbox mounted in-process, a test's
-wrapper around one -- is sent through as before with ``MountedTransport``.
+out, or a ``wire.WireError``). The network's is ``transport.AiohttpTransport``, which makes no
+httpx object on the way; any httpx transport given -- the sandbox mounted in-process, a test's
+wrapper around one -- is sent through as before with ``mounted.MountedTransport``. Each is
+imported only when used: a plan on the network never imports httpx.
 
 Secrets: the secret is revealed only to the signer; signatures exist only in the request sent.
 Nothing logged or raised here contains a URL's query string or a request body, and what the
@@ -29,20 +30,23 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-import httpx
 import structlog
 from structlog.typing import FilteringBoundLogger
 
 from reconciler import __version__
-from reconciler.api.body import ACCEPT_ENCODING, read_body
-from reconciler.api.boundary import REDIRECT_STATUSES, Answer, Attempt, Boundary, retry_after
+from reconciler.api.body import ACCEPT_ENCODING
+from reconciler.api.boundary import Answer, Attempt, Boundary
 from reconciler.api.config import ClientConfig, check_ca_file
 from reconciler.api.methods import ApiMethod
 from reconciler.api.ratelimit import TokenBucket
 from reconciler.api.retry import RetryPolicy
 from reconciler.api.signing import Signer, method_url
+from reconciler.api.wire import WireError
+
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 log = structlog.get_logger("reconciler.api")
@@ -86,42 +90,11 @@ class Transport(Protocol):
     async def send(
         self, verb: str, url: str, headers: Mapping[str, str], content: bytes | None
     ) -> Answer:
-        """Send the signed request; the answer, or an ``httpx.HTTPError`` (or the deadline's
+        """Send the signed request; the answer, or a ``wire.WireError`` (or the deadline's
         ``TimeoutError``, which the caller holds around it)."""
         ...
 
     async def aclose(self) -> None: ...
-
-
-class MountedTransport:
-    """An httpx transport as the client's ``Transport``: each call an ``httpx.Request`` with
-    the call's timeout, its answer read as it streams in, up to ``limit`` bytes decoded
-    (``body.read_body``: httpx's own decompression is bypassed, it is not bounded)."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport, *, timeout: float, limit: int) -> None:
-        self._inner = inner
-        self._limit = limit
-        self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
-
-    async def send(
-        self, verb: str, url: str, headers: Mapping[str, str], content: bytes | None
-    ) -> Answer:
-        request = httpx.Request(
-            verb, url, headers=headers, content=content, extensions=self._extensions
-        )
-        response = await self._inner.handle_async_request(request)
-        try:
-            status = response.status_code
-            if status in REDIRECT_STATUSES:
-                return Answer(status, b"", location=response.headers.get("Location", ""))
-            content, defect = await read_body(response, self._limit)
-            wait = retry_after(response.headers.get("Retry-After"))
-            return Answer(status, content, wait, defect=defect)
-        finally:
-            await response.aclose()
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 class Caller:
@@ -161,9 +134,7 @@ class Caller:
         # its URL merging, auth and redirect steps and cookie jar cost about 0.13 ms of CPU a
         # call and do nothing here (absolute signed URLs, no redirects followed, no cookies).
         self._transport: Transport = (
-            _network_transport(config)
-            if transport is None
-            else MountedTransport(transport, timeout=config.timeout, limit=config.max_answer_bytes)
+            _network_transport(config) if transport is None else _mounted(transport, config)
         )
         self._headers = {
             "Accept": accept,
@@ -219,9 +190,9 @@ class Caller:
         try:
             async with asyncio.timeout_at(deadline):
                 answer = await self._transport.send(verb, url, headers, content)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (WireError, TimeoutError) as exc:
             # Whether a write may have left is read from the error: only a failure to
-            # connect says it did not (``boundary.NOT_SENT``).
+            # connect says it did not (``WireError.sent``).
             return self._boundary.exception(method, exc, sent=True)
         return self._boundary.answer(method, params, answer)
 
@@ -275,6 +246,12 @@ def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def _mounted(transport: httpx.AsyncBaseTransport, config: ClientConfig) -> Transport:
+    from reconciler.api.mounted import MountedTransport
+
+    return MountedTransport(transport, timeout=config.timeout, limit=config.max_answer_bytes)
+
+
 def _network_transport(config: ClientConfig) -> Transport:
     """TLS verified, a connection for every slot, no hidden retries (the client decides);
     aiohttp underneath (``api.transport``), imported only when the network is used.
@@ -290,7 +267,9 @@ def _network_transport(config: ClientConfig) -> Transport:
     elif config.ca_file is not None:
         verify = check_ca_file(config.ca_file)
     else:
-        verify = httpx.create_ssl_context()  # httpx's authorities, as before
+        import httpx  # its authorities, as before; only an https site imports it
+
+        verify = httpx.create_ssl_context()
     return AiohttpTransport(
         verify=verify, connections=config.concurrency, limit=config.max_answer_bytes
     )

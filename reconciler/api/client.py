@@ -14,9 +14,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, TypeVar
 
 from reconciler import spec
 from reconciler.api import answers, methods
@@ -24,6 +22,9 @@ from reconciler.api.caller import Caller, ClientStats, SendGuard
 from reconciler.api.config import ClientConfig
 from reconciler.api.errors import PROTOCOL_HINT, NotFound, ProtocolError, SiteError
 from reconciler.api.methods import ApiMethod, id_list, workspace_add_params
+
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 

@@ -4,15 +4,15 @@ Why: on this project's two cores the plan's read is bound by the client's CPU, a
 stack (httpcore, h11, anyio) spends about 1.9 ms of it a call where aiohttp's C parser spends a
 fifth of that. The client sends through a ``caller.Transport`` -- a signed request in, the
 ``boundary.Answer`` out -- and only this class speaks to aiohttp; a test or the embedded
-sandbox mounts an httpx transport instead (``caller.MountedTransport``).
+sandbox mounts an httpx transport instead (``mounted.MountedTransport``).
 
 Why not ``httpx_aiohttp.AiohttpTransport``: it hands aiohttp the URL as a string, which yarl
 re-quotes (``%2F`` becomes ``/``), so a signed GET of ``path=/`` no longer matches its
 signature; and it maps every ``ClientConnectionError`` -- a server that hangs up after the
 request left among them -- to ``ConnectTimeout``, which the boundary reads as "never sent": a
 write would then be retried blindly. Here the URL goes in as ``yarl.URL(url, encoded=True)``,
-byte for byte as signed, and only failures to connect are called connect errors (httpx's
-errors of the same meaning, which the boundary reads).
+byte for byte as signed, and only failures to connect are called connect errors (a
+``wire.WireError`` named as httpx names the failure of the same meaning; the boundary reads it).
 
 What it keeps: TLS verified (httpx's default authorities, or the ``--ca-file`` context), one
 connection per concurrency slot, kept alive; no redirects followed; no decompression
@@ -28,11 +28,11 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-import httpx
 import yarl
 
 from reconciler.api.body import read_chunks, too_large
 from reconciler.api.boundary import REDIRECT_STATUSES, Answer, retry_after
+from reconciler.api.wire import WireError, wire_error
 
 
 @contextmanager
@@ -60,31 +60,30 @@ else:
     with _no_default_authorities():
         import aiohttp
 
-_EXCEPTIONS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
-    (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),
-    (aiohttp.ServerTimeoutError, httpx.ReadTimeout),
-    (aiohttp.ClientConnectorError, httpx.ConnectError),  # TLS and DNS failures included
-    (aiohttp.InvalidURL, httpx.UnsupportedProtocol),
-    (aiohttp.NonHttpUrlClientError, httpx.UnsupportedProtocol),
-    (aiohttp.ServerDisconnectedError, httpx.RemoteProtocolError),
-    (aiohttp.ClientPayloadError, httpx.RemoteProtocolError),
-    (aiohttp.ClientResponseError, httpx.RemoteProtocolError),  # an unparseable answer
-    (aiohttp.ClientOSError, httpx.ReadError),
-    (aiohttp.ClientError, httpx.TransportError),
+_EXCEPTIONS: tuple[tuple[type[BaseException], str], ...] = (
+    (aiohttp.ConnectionTimeoutError, "ConnectTimeout"),
+    (aiohttp.ServerTimeoutError, "ReadTimeout"),
+    (aiohttp.ClientConnectorError, "ConnectError"),  # TLS and DNS failures included
+    (aiohttp.InvalidURL, "UnsupportedProtocol"),
+    (aiohttp.NonHttpUrlClientError, "UnsupportedProtocol"),
+    (aiohttp.ServerDisconnectedError, "RemoteProtocolError"),
+    (aiohttp.ClientPayloadError, "RemoteProtocolError"),
+    (aiohttp.ClientResponseError, "RemoteProtocolError"),  # an unparseable answer
+    (aiohttp.ClientOSError, "ReadError"),
+    (aiohttp.ClientError, "TransportError"),
 )
-"""aiohttp's failures as httpx's, most specific first. Only a failure to connect may say
-"not sent" (``ConnectError``, ``ConnectTimeout``): the boundary retries writes on those."""
+"""aiohttp's failures by the names httpx gives the same failures, most specific first. Only a
+failure to connect may say "not sent" (``wire.NOT_SENT_KINDS``): the boundary retries writes
+on those."""
 
 _CODING, _LOCATION, _RETRY_AFTER = "Content-Encoding", "Location", "Retry-After"
 
 
-def _as_httpx(exc: Exception) -> Exception:
-    """The httpx error for an aiohttp one; its text without the URL (queries carry signatures)."""
-    for source, target in _EXCEPTIONS:
-        if isinstance(exc, source):
-            detail = exc.message if isinstance(exc, aiohttp.ClientResponseError) else str(exc)
-            return target(detail or type(exc).__name__)
-    return exc
+def _as_wire(exc: aiohttp.ClientError) -> WireError:
+    """The wire error for an aiohttp one; its text without the URL (queries carry signatures)."""
+    detail = exc.message if isinstance(exc, aiohttp.ClientResponseError) else str(exc)
+    kind = next(name for source, name in _EXCEPTIONS if isinstance(exc, source))
+    return wire_error(kind, detail or type(exc).__name__)
 
 
 SMALL_BODY = 64 * 2**10
@@ -100,7 +99,7 @@ class AiohttpTransport:
     No httpx object is made on the way: building an ``httpx.Request`` (its URL parsed and
     checked character by character) and an ``httpx.Response`` for every call cost about
     0.25 ms of CPU, half the client's share of a call (issue 47). A failure is still raised
-    as httpx's error of the same meaning (``_EXCEPTIONS``), which the boundary reads.
+    as a ``wire.WireError`` named as httpx names it (``_EXCEPTIONS``), which the boundary reads.
     """
 
     def __init__(self, *, verify: ssl.SSLContext, connections: int, limit: int) -> None:
@@ -147,7 +146,7 @@ class AiohttpTransport:
                 else:
                     response.close()
         except aiohttp.ClientError as exc:
-            raise _as_httpx(exc) from exc
+            raise _as_wire(exc) from exc
 
     async def _answer(self, response: aiohttp.ClientResponse) -> Answer:
         status, fields = response.status, response.headers

@@ -23,7 +23,6 @@ neither given nor set in the environment; this module only reads and checks it.
 from __future__ import annotations
 
 import difflib
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +75,8 @@ def find_config(explicit: str | None, home: Path) -> ConfigFile | None:
 def read_config(path: Path) -> ConfigFile:
     """The file's settings, checked for unknown keys and secrets (values are checked by the
     option each one sets, as a flag's would be)."""
+    import tomllib  # only where a settings file exists: every command's start-up is shorter
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

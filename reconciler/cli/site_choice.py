@@ -24,10 +24,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import httpx
 
 from reconciler import environment
 from reconciler.api.client import SiteClient
@@ -45,6 +44,9 @@ from reconciler.passwords import masked, without_password
 from reconciler.state.backend import Holder, RecordStore, StateLocation
 from reconciler.state.files import private_directory
 from reconciler.state.locate import canonical_scheme, open_records, parse_location
+
+if TYPE_CHECKING:
+    import httpx
 
 SANDBOX_URL = "https://sandbox.invalid"
 """The embedded sandbox's address: never resolved, the transport is in-process."""
