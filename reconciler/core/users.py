@@ -39,16 +39,23 @@ class UserDirectory:
         folded: dict[str, list[LiveUser]] = {}
         for user in users:
             by_id[user.id] = user
-            for key in {username_key(text) for text in (user.username, user.email) if text}:
-                folded.setdefault(key, []).append(user)
+            name = username_key(user.username) if user.username else None
+            if name is not None:
+                folded.setdefault(name, []).append(user)
+            mail = username_key(user.email) if user.email else None
+            if mail is not None and mail != name:
+                folded.setdefault(mail, []).append(user)
         return cls(by_id, folded)
 
     def candidates(self, ref: UserRef) -> list[LiveUser]:
         """Every distinct user ``ref`` may mean, by ID; more than one is an ambiguity."""
+        named = self.folded.get(username_key(ref.text), [])
+        if ref.kind != "id" and len(named) < 2:  # nearly every reference: no one or one user
+            return list(named)
         found: dict[int, LiveUser] = {}
         if ref.kind == "id" and int(ref.text) in self.by_id:
             found[int(ref.text)] = self.by_id[int(ref.text)]
-        for user in self.folded.get(username_key(ref.text), []):
+        for user in named:
             found.setdefault(user.id, user)
         return sorted(found.values(), key=lambda user: user.id)
 
@@ -174,8 +181,8 @@ def resolve(
             ids[ref.text] = found[0].id
         elif found:
             ambiguous[ref.text] = Ambiguity(ref, tuple(found))
-        elif ref.kind != "id" and username_key(ref.text) in declared:
-            new[ref.text] = declared[username_key(ref.text)].username
+        elif ref.kind != "id" and twin is not None:
+            new[ref.text] = twin.username
         else:
             unknown.append(ref)
     return Resolution(ids, tuple(unknown), tuple(ambiguous.values()), new)

@@ -153,7 +153,7 @@ def drop_dead_members(records: Records, live: LiveSite) -> tuple[Records, list[s
         ("workspace", name, ws.members) for name, ws in sorted(records.workspaces.items())
     ] + [("group", name, group.members) for name, group in sorted(records.groups.items())]
     for kind, name, members in recorded:
-        dead = sorted(member for member in members if member not in exists)
+        dead = sorted(members - exists)
         if dead:
             events.append(MembersGone(kind, name, frozenset(dead)))
             what = "user group" if kind == "group" else "workspace"

@@ -21,10 +21,10 @@ from reconciler.kinds.change import FieldChange, Origin, fold
 KIND = "user"
 
 
-def name_key(name: str) -> str:
-    """The identity of a username, and of an e-mail address a reference names a user by (the
-    site compares both without regard to case)."""
-    return fold(name)
+name_key = fold
+"""The identity of a username, and of an e-mail address a reference names a user by (the
+site compares both without regard to case): the fold itself, not a call around it -- a large
+plan asks it some 25,000 times."""
 
 
 @dataclass(frozen=True, slots=True)
