@@ -27,6 +27,7 @@ from reconciler.access.read import SiteRead, read_site
 from reconciler.access.since import Covered, check_comparable, compare, earlier_scope
 from reconciler.access.words import counted
 from reconciler.core.records import Records
+from reconciler.engine.read.live import LiveReader
 from reconciler.engine.read.observe import OpenSite
 from reconciler.engine.records import ledger
 from reconciler.model import DesiredSite
@@ -48,8 +49,14 @@ async def access_report(
     if previous is not None:
         check_comparable(previous[0], site.store.site, scope, previous[1])  # before any call
         earlier = earlier_scope(previous[0], scope)
-    records = ledger.read(site.store).records
-    read = await read_site(site.client, scope, site.progress, earlier)
+    reader = LiveReader(site.client, site.progress)
+    if scope.whole_site:
+        reader.head_start()  # the site's lists travel while the records are read
+    try:
+        records = (await ledger.read_meanwhile(site.store)).records
+        read = await read_site(site.client, scope, site.progress, earlier, reader)
+    finally:
+        await reader.drop_head_start()
     read_at = read_time()
     day = at or clock.today()
     report = assemble(site.store.site, read_at, scope, read, records, desired, day)

@@ -94,14 +94,17 @@ async def read_site(
     scope: ReportScope,
     progress: Progress | None = None,
     earlier: Earlier | None = None,
+    whole_site_reader: LiveReader | None = None,
 ) -> SiteRead:
-    """The read for ``scope`` (see the module doc), and what it meant ``earlier``."""
+    """The read for ``scope`` (see the module doc), and what it meant ``earlier``;
+    ``whole_site_reader``: the reader of a whole site's read, whose lists may already be on
+    their way (``LiveReader.head_start``)."""
     reader = _Reader(client, progress or NoProgress(), earlier or Earlier())
     if scope.workspaces:
         return await reader.workspaces(scope.workspaces, scope.users)
     if scope.users:
         return await reader.people(scope.users)
-    live = await LiveReader(client, progress).read(None)
+    live = await (whole_site_reader or LiveReader(client, progress)).read(None)
     return SiteRead(live.users, live.workspaces, emails=_emails(live.users), notes=live.notes)
 
 

@@ -100,6 +100,12 @@ class PlanOptions:
         """The day the plan is made for."""
         return self.at if self.at is not None else clock.today()
 
+    @property
+    def reads_whole_site(self) -> bool:
+        """Whether the plan reads the whole site whatever the records say: no ``--target``,
+        ``--exclude`` or ``--changed`` (``engine/read/targets.select``)."""
+        return not (self.targets or self.excludes or self.changed)
+
 
 codec.written_without_defaults(PlanOptions, "at", "expired_only")  # plans keep their bytes
 

@@ -54,8 +54,14 @@ async def make_plan(manifest: LoadedManifest, site: OpenSite, options: PlanOptio
     """
     startup_cpu = time.process_time()
     started, calls_before = time.perf_counter(), site.client.stats.total
-    reading = ledger.read(site.store)
-    seen = await observe(manifest.desired, site, reading.records, options)
+    reader = LiveReader(site.client, site.progress)
+    if options.reads_whole_site:
+        reader.head_start()  # the site's lists travel while the records are read
+    try:
+        reading = await ledger.read_meanwhile(site.store)
+        seen = await observe(manifest.desired, site, reading.records, options, reader)
+    finally:
+        await reader.drop_head_start()
     plan = plan_from(manifest, site, seen, options, reading.problems)
     log.info(
         "plan_timings",

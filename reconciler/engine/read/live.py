@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeVar
 from reconciler.api.answers import LocationEntry, UserSummary, WorkspaceEntry, WorkspaceInfo
 from reconciler.api.client import SiteClient
 from reconciler.api.errors import InvalidRequest, NotFound, PermissionDenied, ServerError
+from reconciler.engine.read.answered import live_workspaces, with_named_users
 from reconciler.identity import NameSet
 from reconciler.model import LiveGroup, LiveSite, LiveUser, LiveWorkspace, live_user
 from reconciler.spec import USER_LIST_PAGE_SIZE
@@ -55,6 +56,29 @@ class LiveReader:
         self.client = client
         self.progress = progress or NoProgress()
         self._listed: asyncio.Future[list[UserSummary]] | None = None
+        self._head: dict[str, asyncio.Future[Any]] = {}  # the lists sent ahead (head_start)
+
+    def head_start(self) -> None:
+        """Send the whole site's two lists now, before ``read`` is asked for: they need
+        nothing from the manifest or the records, and ``users_location_access`` is the
+        slowest answer of a large site (some 0.1 s), so the caller reads its records while
+        they travel (``ledger.read_meanwhile``). ``read`` takes them as its own first calls;
+        a caller that does not read drops them (``drop_head_start``)."""
+        self._head = {
+            "workspace_list": asyncio.ensure_future(self.client.workspace_list()),
+            "users_location_access": asyncio.ensure_future(self.client.users_location_access("/")),
+        }
+
+    async def drop_head_start(self) -> None:
+        """Forget the lists sent ahead and not read (their answers or errors retrieved): a
+        read after a wait for writes to land must not see the site as it was before."""
+        head, self._head = list(self._head.values()), {}
+        await _dropped(head)
+
+    def _ahead(self, method: str, call: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """The call sent ahead for ``method``, once; else ``call()`` made now."""
+        sent: Awaitable[T] | None = self._head.pop(method, None)
+        return sent if sent is not None else call()
 
     async def _counted(self, call: Awaitable[T], calls: int = 1) -> T:
         result = await call
@@ -98,7 +122,7 @@ class LiveReader:
             )
             workspaces = await self._fallback_members(entries, fallback_users(users))
         else:
-            workspaces = _workspaces(entries, details)
+            workspaces = live_workspaces(entries, details)
         groups = tuple(LiveGroup(loc.id, loc.name) for loc in locations if loc.is_group)
         # A site that omits groups at / cannot be told apart from one with no groups, so an
         # answer without any group is not trusted to prove that a recorded group is gone.
@@ -158,7 +182,7 @@ class LiveReader:
                 by_id.get(e.id) or LiveWorkspace(e.id, e.name, e.path) for e in entries
             )
         else:
-            workspaces = _workspaces(entries, details)
+            workspaces = live_workspaces(entries, details)
         groups = tuple(LiveGroup(loc.id, loc.name) for loc in found if loc.is_group)
         return LiveSite(
             live_users,
@@ -188,7 +212,7 @@ class LiveReader:
         details = await self._read_details(entries)
         if not details:
             return live
-        read = {ws.id: ws for ws in _workspaces(entries, details)}
+        read = {ws.id: ws for ws in live_workspaces(entries, details)}
         return replace(
             live,
             users=with_named_users(live.users, (), details.values()),
@@ -255,7 +279,7 @@ class LiveReader:
         """``workspace_list``, then the details of the wanted workspaces: they need its IDs
         and nothing else, so they go out while ``users_location_access`` -- the slowest
         answer of a large site -- is still on its way."""
-        entries = await self._counted(self.client.workspace_list())
+        entries = await self._counted(self._ahead("workspace_list", self.client.workspace_list))
         details_for = [e for e in entries if wanted is None or e.name in wanted]
         self.progress.expect(len(details_for))
         return entries, await self._read_details(details_for)
@@ -276,7 +300,10 @@ class LiveReader:
 
     async def _read_locations(self) -> tuple[list[LocationEntry], list[str]]:
         try:
-            locations = await self._counted(self.client.users_location_access("/"))
+            at_root = self._ahead(
+                "users_location_access", lambda: self.client.users_location_access("/")
+            )
+            locations = await self._counted(at_root)
         except REFUSALS:
             return [], [
                 "This site refuses users_location_access at /: user groups made outside the "
@@ -341,53 +368,6 @@ async def _no_users() -> list[UserSummary]:
 
 async def _no_locations() -> tuple[list[LocationEntry], list[str]]:
     return [], []
-
-
-def with_named_users(
-    users: tuple[LiveUser, ...],
-    locations: Iterable[LocationEntry],
-    details: Iterable[WorkspaceInfo],
-) -> tuple[LiveUser, ...]:
-    """``users`` and every other user a read named: the users ``users_location_access``
-    listed and the members ``workspace_info`` listed, each with the username and e-mail it
-    gave. A scoped plan resolves references from them without a search (``core/users.py``,
-    ``UserDirectory.names``); what these reads do not say (whether a member is an
-    administrator, or active) stays unknown. ``users`` win over a read's partial entry."""
-    named: dict[int, LiveUser] = {}
-    for loc in locations:
-        if not loc.is_group:
-            named[loc.id] = LiveUser(loc.id, loc.name, loc.email or "", admin=loc.admin)
-    for info in details:
-        for member in info.users:
-            if member.id not in named:
-                named[member.id] = LiveUser(
-                    member.id, member.username or "", member.email or "", admin=None
-                )
-    known = {user.id for user in users}
-    return users + tuple(user for user_id, user in named.items() if user_id not in known)
-
-
-def _workspaces(
-    entries: list[WorkspaceEntry], details: dict[int, WorkspaceInfo]
-) -> tuple[LiveWorkspace, ...]:
-    result = []
-    for entry in entries:
-        info = details.get(entry.id)
-        if info is None:
-            result.append(LiveWorkspace(entry.id, entry.name, entry.path))
-        else:
-            result.append(
-                LiveWorkspace(
-                    entry.id,
-                    entry.name,
-                    entry.path,
-                    users=frozenset(user.id for user in info.users),
-                    permissions=info.permissions,
-                    notifications=info.notifications,
-                    details_observed=True,
-                )
-            )
-    return tuple(result)
 
 
 async def _dropped(calls: Sequence[asyncio.Future[Any]]) -> None:

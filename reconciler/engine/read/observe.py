@@ -105,18 +105,26 @@ class Observation:
 
 
 async def observe(
-    desired: DesiredSite, site: OpenSite, records: Records, options: PlanOptions
+    desired: DesiredSite,
+    site: OpenSite,
+    records: Records,
+    options: PlanOptions,
+    reader: LiveReader | None = None,
 ) -> Observation:
     """Select, resolve names, read, settle identities and compare, in that order (see the
-    module's docstring)."""
+    module's docstring). ``reader``: one whose lists may already be on their way
+    (``LiveReader.head_start``)."""
+    reader = reader or LiveReader(site.client, site.progress)
     waited = await wait_for_landing(site.client, records)
+    if waited:
+        await reader.drop_head_start()  # sent before those writes landed
     day = options.day()
     dated = as_of(desired, day, preview=options.at is not None and day != clock.today())
     desired = dated.site
     scope, notices = select(desired, records, options)
     wanted = Wanted.of(desired)
     wall, cpu = time.perf_counter(), time.process_time()
-    live, scope = await read_site(LiveReader(site.client, site.progress), wanted, records, scope)
+    live, scope = await read_site(reader, wanted, records, scope)
     seen = compare_live(desired, live, records, read=ReadTimes.since(wall, cpu), scope=scope)
     return replace(_with_notices(seen, *notices, *([waited] if waited else [])), dated=dated)
 
