@@ -10,11 +10,13 @@ moment the write left, after its waits for a slot and a rate token.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -203,18 +205,13 @@ def _wait_for(condition: object, what: str, deadline_s: float = 120) -> None:
         time.sleep(0.01)
 
 
-@pytest.mark.e2e
-@pytest.mark.slow
-def test_a_write_that_waited_for_its_rate_token_is_waited_for_after_a_kill(
-    tmp_path: Path,
-) -> None:
-    """``--rate-limit 0.25 --timeout 10``: the third ``workspace_add`` leaves 12 s after the
-    phase began, past a deadline counted from then. Killed right after sending it, the site
-    carries it out 5 s later (behind a proxy that, like a load balancer, keeps what reached it)
-    -- after the next apply has read the site. Its landing deadline counts from when it left,
-    so the next apply waits for it, sends nothing again and records it as the tool's (on a site
-    that allows duplicate names it would otherwise make a second "Late", and the first would
-    stay unmanaged for good)."""
+@contextmanager
+def _a_write_on_its_way(tmp_path: Path) -> Iterator[tuple[LoopbackSite, LoopbackSite, Path]]:
+    """``--rate-limit 0.25 --timeout 10``: the third ``workspace_add`` ("Late") leaves 12 s
+    after the phase began, past a deadline counted from then. The apply is killed right after
+    sending it, and the site carries it out 5 s later (behind a proxy that, like a load
+    balancer, keeps what reached it). Yields the site, the site through the proxy and the
+    records' directory, the site's call counts reset, "Late" still on its way."""
     settings = SandboxSettings(allow_duplicate_workspace_names=True)
     with loopback_site(tmp_path, settings=settings) as site:
         port = int(site.url.rsplit(":", 1)[1])
@@ -238,13 +235,42 @@ def test_a_write_that_waited_for_its_rate_token_is_waited_for_after_a_kill(
                 through.collect(process)
             assert "Late" not in site.workspaces()  # still on its way
             site.control("calls/reset", {})
+            yield site, through, tmp_path / ".reconciler"
 
-            finished = through.run("apply", "site.yaml", "--auto-approve")
-            assert finished.returncode == EXIT_OK, finished.stderr
-            assert _received(site, "workspace_add") == 0  # it waited: nothing sent again
-            names = [ws["name"] for ws in site.state()["workspaces"]]
-            assert names.count("Late") == 1 and names.count("Middle") == 1, names
-            late = ledger.read(store).records.workspaces["Late"]
-            assert late.managed and late.id == site.workspaces()["Late"]["id"]
-            again = through.run("plan", "site.yaml", "--detailed-exitcode")
-            assert again.returncode == EXIT_OK, again.stdout
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_a_write_that_waited_for_its_rate_token_is_waited_for_after_a_kill(
+    tmp_path: Path,
+) -> None:
+    """Killed after sending a write that lands after the next apply has read the site
+    (``_a_write_on_its_way``): its landing deadline counts from when it left, so the next
+    apply waits for it, sends nothing again and records it as the tool's (on a site that
+    allows duplicate names it would otherwise make a second "Late", and the first would stay
+    unmanaged for good)."""
+    with _a_write_on_its_way(tmp_path) as (site, through, records):
+        store = DirectoryRecords(records, through.url)
+        finished = through.run("apply", "site.yaml", "--auto-approve")
+        assert finished.returncode == EXIT_OK, finished.stderr
+        assert _received(site, "workspace_add") == 0  # it waited: nothing sent again
+        names = [ws["name"] for ws in site.state()["workspaces"]]
+        assert names.count("Late") == 1 and names.count("Middle") == 1, names
+        late = ledger.read(store).records.workspaces["Late"]
+        assert late.managed and late.id == site.workspaces()["Late"]["id"]
+        again = through.run("plan", "site.yaml", "--detailed-exitcode")
+        assert again.returncode == EXIT_OK, again.stdout
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_a_plan_reads_the_site_after_the_write_landed_not_before(tmp_path: Path) -> None:
+    """A whole-site plan sends the site's lists before it reads the records (issue 47's head
+    start); when the records then say a write is on its way, the plan waits for it and reads
+    the lists again: planning from the lists sent before it landed would create "Late" a
+    second time."""
+    with _a_write_on_its_way(tmp_path) as (site, through, _):
+        planned = through.run("plan", "site.yaml", "--format", "json")
+        assert planned.returncode == EXIT_OK, planned.stderr
+        assert "Late" in site.workspaces()  # it landed while the plan waited
+        adds = [a for a in json.loads(planned.stdout)["actions"] if a["method"] == "workspace_add"]
+        assert adds == [], adds
