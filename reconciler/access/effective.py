@@ -100,15 +100,15 @@ def effective_access(
         if read.people is not None:
             reach &= read.people
         places.append((_Place.of(ws, recorded.get(ws.id), read, declared), members, reach))
-    reached = set[int]().union(*(reach for _, _, reach in places))
-    ranked = sorted(reached, key=lambda i: (person_key(person(i).username), i))
+    who = {user_id: person(user_id) for user_id in set[int]().union(*(r for _, _, r in places))}
+    ranked = sorted(who, key=lambda i: (person_key(who[i].username), i))
     position = {user_id: n for n, user_id in enumerate(ranked)}.__getitem__
     entries = [
-        place.access(person(user_id), user_id in members)
+        place.access(who[user_id], user_id in members)
         for place, members, reach in places
         for user_id in sorted(reach, key=position)
     ]
-    people = [_person(person(i), declared) for i in ranked]
+    people = [_person(who[i], declared) for i in ranked]
     facts = tuple(place.facts for place, _, _ in places)
     return Effective(facts, tuple(people), tuple(entries))
 
