@@ -26,11 +26,11 @@ from reconciler.engine.records.diff import VersionChange
 from reconciler.identity import fold
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.escape import visible
-from reconciler.render.lines import summary_line
+from reconciler.render.lines import Line, summary_line
 from reconciler.render.markdown import MARKER, markdown_parts, render_markdown, trim
 from reconciler.render.notify import notification_text
 from reconciler.render.records_diff import RECORDS_DIFF_FORMATS, RecordsDiff
-from reconciler.render.text import render_text
+from reconciler.render.text import render_lines, render_text
 from tests.support.golden import GOLDEN, assert_golden
 from tests.support.markdown_view import PARSER, Rendered, raw_html
 from tests.support.plan_cases import plan_case
@@ -194,3 +194,21 @@ def test_a_name_cannot_mention_everyone_or_add_lines_to_a_chat_message() -> None
     assert "<!channel>" not in text and "<https" not in text
     (line,) = [line for line in text.split("\n") if "channel" in line]
     assert line.startswith('• Missing: group "x\\n• Extra: &lt;!channel&gt;')
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=8),
+            st.text(st.sampled_from("a 張\x1b\n\r\t\u202e\u200b\u00a0\u2028é"), max_size=6),
+        ),
+        max_size=6,
+    )
+)
+def test_plain_text_lines_escape_as_each_line_escaped_alone(texts: list[str]) -> None:
+    """``render_lines`` checks the whole text once for anything to escape (issue 47): the
+    result is every line through ``visible``, whatever the lines hold."""
+    lines = [Line(text) for text in texts]
+    expected = "\n".join(visible(text) for text in texts) + "\n"
+    assert render_lines(lines, color=False) == expected

@@ -17,7 +17,7 @@ as the diff takes it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -53,12 +53,12 @@ class DeclaredAccess:
         desired = dated.site
         resolution = resolve_references(desired, directory)
         ended = Expiries.of(dated.expired, directory)
-        access = {
-            (user, workspace_key(ws.name))
-            for ws in desired.workspaces
-            for user in resolution.ids_of(ws.users)
-            if isinstance(user, int)
-        }
+        access: set[tuple[int, str]] = set()
+        for ws in desired.workspaces:
+            key = workspace_key(ws.name)
+            access.update(
+                (user, key) for user in resolution.ids_of(ws.users) if isinstance(user, int)
+            )
         by_name = {person_key(u.username): u.id for u in known}
         declared = {
             by_name[person_key(u.username)]: u
@@ -83,77 +83,92 @@ class Effective:
 def effective_access(
     read: SiteRead, records: Records, declared: DeclaredAccess | None
 ) -> Effective:
+    """Every access, each worked out from what its workspace and its person hold; what all
+    accesses to one workspace share (``_Place``) and each person's place in the order are
+    worked out once, not once an access: a large site has tens of thousands of them."""
     recorded = {rec.id: rec for rec in records.workspaces.values()}
     users = {user.id: user for user in read.users}
     admins = frozenset(user.id for user in read.users if user.admin)
-    order: dict[int, tuple[str, int]] = {}  # each person's sort key, worked out once
 
     def person(user_id: int) -> LiveUser:
         return users.get(user_id) or LiveUser(user_id, f"#{user_id}", "", None)
 
-    def rank(user_id: int) -> tuple[str, int]:
-        if user_id not in order:
-            order[user_id] = (person_key(person(user_id).username), user_id)
-        return order[user_id]
-
-    facts: list[WorkspaceFacts] = []
-    entries: list[Access] = []
+    places: list[tuple[_Place, frozenset[int], frozenset[int]]] = []
     for ws in sorted(read.workspaces, key=lambda w: (workspace_key(w.name), w.id)):
-        fact = _facts(ws, recorded.get(ws.id))
-        facts.append(fact)
         members = ws.users or frozenset()
         reach = members | admins
         if read.people is not None:
             reach &= read.people
-        for user_id in sorted(reach, key=rank):
-            entries.append(_entry(read, fact, person(user_id), user_id in members, declared))
-    people = [_person(person(i), declared) for i in sorted(order, key=rank)]
-    return Effective(tuple(facts), tuple(people), tuple(entries))
+        places.append((_Place.of(ws, recorded.get(ws.id), read, declared), members, reach))
+    who = {user_id: person(user_id) for user_id in set[int]().union(*(r for _, _, r in places))}
+    ranked = sorted(who, key=lambda i: (person_key(who[i].username), i))
+    position = {user_id: n for n, user_id in enumerate(ranked)}.__getitem__
+    entries = [
+        place.access(who[user_id], user_id in members)
+        for place, members, reach in places
+        for user_id in sorted(reach, key=position)
+    ]
+    people = [_person(who[i], declared) for i in ranked]
+    facts = tuple(place.facts for place, _, _ in places)
+    return Effective(facts, tuple(people), tuple(entries))
 
 
-def _facts(ws: LiveWorkspace, record: RecordedWorkspace | None) -> WorkspaceFacts:
-    return WorkspaceFacts.of(ws, record.settings if record is not None else None)
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """A workspace as each access to it sees it: its facts, its settings that decide access,
+    its key in the manifest's declarations."""
 
+    facts: WorkspaceFacts
+    settings: dict[str, Any]  # ACCESS_SETTINGS, each a bool or None
+    key: str  # workspace_key of its name
+    read: SiteRead
+    declared: DeclaredAccess | None
 
-def _entry(
-    read: SiteRead,
-    ws: WorkspaceFacts,
-    person: LiveUser,
-    member: bool,
-    declared: DeclaredAccess | None,
-) -> Access:
-    admin = bool(person.admin)
-    own = read.own.get(person.id)
-    everything: Flags = (PERMISSION_KEYS, "administrator")
-    permissions, p_from = _effective(
-        ws, ws.permissions, own.permissions if own else None, everything if admin else None
-    )
-    nothing: Flags = (None, "not a member")
-    notifications, n_from = _effective(
-        ws, ws.notifications, own.notifications if own else None, None if member else nothing
-    )
-    settings: dict[str, Any] = ws.access_settings()  # ACCESS_SETTINGS, each a bool or None
-    entry = Access(
-        workspace=ws.name,
-        workspace_id=ws.id,
-        person=person.username,
-        user_id=person.id,
-        email=person.email,
-        active=person.active,
-        member=member,
-        administrator=admin,
-        permissions=permissions,
-        permissions_from=p_from,
-        notifications=notifications,
-        notifications_from=n_from,
-        **settings,
-        manifest=_declared(declared, person.id, ws.name, member, admin),
-    )
-    ends = _ends(declared, entry)
-    return entry if ends is None else replace(entry, expires=ends)
+    @classmethod
+    def of(
+        cls,
+        ws: LiveWorkspace,
+        record: RecordedWorkspace | None,
+        read: SiteRead,
+        declared: DeclaredAccess | None,
+    ) -> _Place:
+        facts = WorkspaceFacts.of(ws, record.settings if record is not None else None)
+        return cls(facts, facts.access_settings(), workspace_key(ws.name), read, declared)
+
+    def access(self, person: LiveUser, member: bool) -> Access:
+        """``person``'s access here, a member or (``member`` false) an administrator."""
+        ws, declared = self.facts, self.declared
+        admin = bool(person.admin)
+        own = self.read.own.get(person.id)
+        permissions, p_from = _effective(
+            ws, ws.permissions, own.permissions if own else None, _EVERYTHING if admin else None
+        )
+        notifications, n_from = _effective(
+            ws, ws.notifications, own.notifications if own else None, None if member else _NOTHING
+        )
+        manifest = _declared(declared, person.id, self.key, ws.name, member, admin)
+        return Access(
+            workspace=ws.name,
+            workspace_id=ws.id,
+            person=person.username,
+            user_id=person.id,
+            email=person.email,
+            active=person.active,
+            member=member,
+            administrator=admin,
+            permissions=permissions,
+            permissions_from=p_from,
+            notifications=notifications,
+            notifications_from=n_from,
+            **self.settings,
+            manifest=manifest,
+            expires=_ends(declared, manifest, ws.name, person.id, member, admin),
+        )
 
 
 Flags = tuple[frozenset[str] | None, Origin]
+_EVERYTHING: Flags = (PERMISSION_KEYS, "administrator")
+_NOTHING: Flags = (None, "not a member")
 
 
 def _effective(
@@ -175,13 +190,20 @@ def _effective(
 
 
 def _declared(
-    declared: DeclaredAccess | None, user_id: int, workspace: str, member: bool, admin: bool
+    declared: DeclaredAccess | None,
+    user_id: int,
+    key: str,
+    workspace: str,
+    member: bool,
+    admin: bool,
 ) -> Declared | None:
+    """Whether the manifest declares the access of ``user_id`` to ``workspace`` (``key``: its
+    ``workspace_key``)."""
     if declared is None:
         return None
     if user_id not in declared.named:
         return "unmanaged user"
-    if (member and (user_id, workspace_key(workspace)) in declared.access) or (
+    if (member and (user_id, key) in declared.access) or (
         admin and user_id in declared.administrators
     ):
         return "declared"
@@ -190,15 +212,23 @@ def _declared(
     return "not declared"
 
 
-def _ends(declared: DeclaredAccess | None, entry: Access) -> date | None:
-    """When the manifest's grant of ``entry`` ends (time-boxed) or ended (expired): a
-    member's by its entry or account, an administrator's by the account."""
-    if declared is None or entry.manifest not in ("declared", "expired"):
+def _ends(
+    declared: DeclaredAccess | None,
+    manifest: Declared | None,
+    workspace: str,
+    user_id: int,
+    member: bool,
+    admin: bool,
+) -> date | None:
+    """When the manifest's grant of an access (``manifest``: how it declares it) ends
+    (time-boxed) or ended (expired): a member's by its entry or account, an administrator's
+    by the account."""
+    if declared is None or manifest not in ("declared", "expired"):
         return None
-    of = declared.ended if entry.manifest == "expired" else declared.ends
-    if entry.member and (day := of.member("workspace", entry.workspace, entry.user_id)):
+    of = declared.ended if manifest == "expired" else declared.ends
+    if member and (day := of.member("workspace", workspace, user_id)):
         return day
-    return of.account(entry.user_id) if entry.administrator else None
+    return of.account(user_id) if admin else None
 
 
 def _person(user: LiveUser, declared: DeclaredAccess | None) -> Person:

@@ -18,6 +18,7 @@ from reconciler.render.access_parts import (
     Grouped,
     opening,
     row,
+    row_texts,
     since_heading,
     since_lines,
 )
@@ -79,7 +80,7 @@ def render_access_html(report: AccessReport) -> str:
         rows=[
             [
                 _cell(e.workspace),
-                *(_cell(row(e)[c]) for c in COLUMNS),
+                *(_cell(text) for text in row_texts(e)),
                 *(_cell(known_text(value)) for value in e.access_settings().values()),
             ]
             for e in report.entries

@@ -138,14 +138,19 @@ def _override(flags: frozenset[str] | None) -> str:
 
 def row(entry: Access) -> dict[str, str]:
     """One access in words, by ``COLUMNS``."""
-    return {
-        "person": entry.person,
-        "via": entry.via,
-        "active": known_text(entry.active),
-        "permissions": flags_text(entry.permissions, entry.permissions_from),
-        "notifications": flags_text(entry.notifications, entry.notifications_from),
-        "manifest": manifest_text(entry),
-    }
+    return dict(zip(COLUMNS, row_texts(entry), strict=True))
+
+
+def row_texts(entry: Access) -> tuple[str, ...]:
+    """One access in words, in the order of ``COLUMNS``: a table's row."""
+    return (
+        entry.person,
+        entry.via,
+        known_text(entry.active),
+        flags_text(entry.permissions, entry.permissions_from),
+        flags_text(entry.notifications, entry.notifications_from),
+        manifest_text(entry),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ Markdown is a template that escapes every value (``render/templating.py``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 from rich.cells import cell_len
 
@@ -16,7 +17,7 @@ from reconciler.render.access_parts import (
     Grouped,
     opening,
     person_summary,
-    row,
+    row_texts,
     since_heading,
     since_lines,
     workspace_title,
@@ -28,23 +29,52 @@ from reconciler.render.text import render_lines
 FINDING_STYLES = {"administrator": "warning", "unusual_domain": "warning"}
 
 
-def _table(rows: Sequence[dict[str, str]], indent: str) -> list[str]:
-    """Rows aligned in columns, with a header line, by the cells a terminal gives each
-    character (``rich.cells``): a wide letter takes two, as names in CJK scripts do."""
-    widths = {c: max(cell_len(c), *(cell_len(r[c]) for r in rows)) for c in COLUMNS}
-    lines = ["  ".join(_pad(c, widths[c]) for c in COLUMNS).rstrip()]
-    lines += ["  ".join(_pad(r[c], widths[c]) for c in COLUMNS).rstrip() for r in rows]
-    return [indent + line for line in lines]
+def display_width(text: str) -> int:
+    """The cells a terminal gives ``text`` (``rich.cells.cell_len``: a wide letter takes two,
+    as names in CJK scripts do, a control character none). Printable ASCII -- nearly every
+    cell of a report -- takes one a character: its length, without measuring each one."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    return cell_len(text)
 
 
-def _pad(text: str, width: int) -> str:
-    return text + " " * (width - cell_len(text))
+def _table(rows: Sequence[Sequence[str]], indent: str) -> list[str]:
+    """Rows (cells by ``COLUMNS``) aligned in columns under a header line, by the cells a
+    terminal gives each character (``display_width``). A table of printable ASCII alone --
+    checked once, not cell by cell -- is padded by length, a line at a time."""
+    table = [COLUMNS, *rows]
+    every_cell = "".join(chain.from_iterable(table))
+    if every_cell.isascii() and every_cell.isprintable():
+        return _plain_table(table, indent)
+    return _measured_table(table, indent)
+
+
+def _plain_table(table: Sequence[Sequence[str]], indent: str) -> list[str]:
+    """``_table`` where each cell's width is its length (printable ASCII)."""
+    line = "  ".join(f"{{:<{max(map(len, column))}}}" for column in zip(*table, strict=True))
+    return [indent + line.format(*cells).rstrip() for cells in table]
+
+
+def _measured_table(table: Sequence[Sequence[str]], indent: str) -> list[str]:
+    """``_table`` of any text: each cell measured once, and padded to its column's width."""
+    measured = [[display_width(cell) for cell in cells] for cells in table]
+    widths = [max(column) for column in zip(*measured, strict=True)]
+    return [
+        indent
+        + "  ".join(
+            [
+                cell + " " * (width - used)
+                for cell, used, width in zip(cells, used_by, widths, strict=True)
+            ]
+        ).rstrip()
+        for cells, used_by in zip(table, measured, strict=True)
+    ]
 
 
 def access_lines(report: AccessReport) -> list[Line]:
     lines = [Line(text, "heading") for text in opening(report)] + [Line("")]
     if report.findings:
-        width = max(cell_len(label) for label in FINDING_LABELS.values())
+        width = max(display_width(label) for label in FINDING_LABELS.values())
         lines.append(Line(f"Findings ({len(report.findings)}):", "heading"))
         for f in report.findings:
             text = f"  {FINDING_LABELS[f.kind]:<{width}}  {f.person}: {f.detail}"
@@ -65,7 +95,7 @@ def access_lines(report: AccessReport) -> list[Line]:
         entries = grouped.by_workspace.get(ws.id, [])
         lines += [Line(""), Line(workspace_title(ws))]
         if entries:
-            lines += [Line(text) for text in _table([row(e) for e in entries], "  ")]
+            lines += [Line(text) for text in _table([row_texts(e) for e in entries], "  ")]
         else:
             lines.append(Line("  nobody in this report reaches it", "dim"))
     lines += [Line(""), Line("By person:", "heading")]
@@ -94,7 +124,7 @@ def render_access_markdown(report: AccessReport) -> str:
         workspaces=[
             (
                 workspace_title(ws),
-                [[row(e)[c] for c in COLUMNS] for e in grouped.by_workspace.get(ws.id, [])],
+                [list(row_texts(e)) for e in grouped.by_workspace.get(ws.id, [])],
             )
             for ws in report.workspaces
         ],

@@ -63,7 +63,10 @@ def render_lines(lines: list[Line], *, color: bool) -> str:
     """Lines as text, with ANSI colours when ``color`` is true; a control character a name
     holds is shown as an escape (``render/escape.py``), never sent to the terminal."""
     if not color:
-        return "\n".join(visible(line.text) for line in lines) + "\n"
+        texts = [line.text for line in lines]
+        if "".join(texts).isprintable():  # the fast, common answer: nothing to escape
+            return "\n".join(texts) + "\n"
+        return "\n".join(map(visible, texts)) + "\n"
     from rich.console import Console  # only a terminal needs colours: keep start-up light
     from rich.text import Text
 
