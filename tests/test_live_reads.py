@@ -67,7 +67,9 @@ def test_a_site_that_refuses_the_details_gets_few_of_them(
     tmp_path: Path,
 ) -> None:
     """The calls still waiting for a slot when the first refusal comes are dropped: those in
-    flight then, and one that took the slot the refusal freed before it was read."""
+    flight then, and, for each of them, one that took the slot its answer freed before the
+    answer was read (an answer is decoded after its slot is given back: the next call goes
+    out first, issue 47) -- at most twice the concurrency, of many more workspaces."""
     live, events = _read(tmp_path, SandboxSettings(refuse_workspace_info=True))
     assert any("refuses workspace_info" in note for note in live.notes)
-    assert 1 <= events.count("sent") <= CONCURRENCY + 1 < len(live.workspaces), events
+    assert 1 <= events.count("sent") <= 2 * CONCURRENCY < len(live.workspaces), events

@@ -316,9 +316,10 @@ class LiveReader:
 
         The first entry's answer says whether the site tells at all, but the others do not
         wait for it: that round trip, behind ``users_location_access`` on a large site, held
-        the read's seven other slots idle for some 40 ms. A site that refuses gets about the
-        client's concurrency of refused calls (those under way when the first refusal is read);
-        the calls still waiting for a slot are dropped.
+        the read's seven other slots idle for some 40 ms. A site that refuses gets at most twice
+        the client's concurrency of refused calls (those under way when the first refusal is
+        read, and each one that took the slot an answer freed before that answer was read:
+        ``Caller.call``); the calls still waiting for a slot are dropped.
         """
         if not entries:
             return {}
