@@ -80,3 +80,32 @@ def test_a_failed_group_fails_every_entry_in_it(store: RecordStore) -> None:
 
         failures = asyncio.run(apply())
     assert all(isinstance(f, StateError) for f in failures)
+
+
+def test_a_write_is_described_once_for_its_intent_and_its_result(
+    store: RecordStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An apply journals each write twice (intent, then result): the action's description,
+    the codec's walk of its parameters, is made once for both, and both entries carry it."""
+    described: list[str] = []
+    to_data = GroupCreate.to_data
+
+    def counted(action: GroupCreate) -> dict[str, Any]:
+        described.append(action.name)
+        return to_data(action)
+
+    monkeypatch.setattr(GroupCreate, "to_data", counted)
+    groups = [GroupCreate(name=f"Team {n:02}", members=(n,)) for n in range(10)]
+    with store, store.lock(Holder.current("apply (test)")) as lease:
+        journal = Journal(store, lease, base=0, plan="p")
+
+        async def apply() -> None:
+            await asyncio.gather(*(journal.append("intent", group) for group in groups))
+            await asyncio.gather(*(journal.append("done", group, result={}) for group in groups))
+
+        asyncio.run(apply())
+        entries = store.journal_entries()
+    assert sorted(described) == [group.name for group in groups]  # once each, not twice
+    assert [e["event"] for e in entries] == ["intent"] * 10 + ["done"] * 10
+    assert [e["action"] for e in entries[10:]] == [e["action"] for e in entries[:10]]
+    assert entries[0]["action"] == to_data(groups[0])

@@ -45,12 +45,24 @@ class Journal:
     plan: str | None = None  # the checksum of the plan this apply carries out
     _waiting: list[tuple[dict[str, Any], asyncio.Future[None]]] = field(default_factory=list)
     _writing: asyncio.Task[None] | None = None
+    _described: dict[str, tuple[WriteAction, dict[str, Any]]] = field(default_factory=dict)
 
     def entry(self, event: Entry, action: WriteAction, **details: Any) -> dict[str, Any]:
-        entry = {"event": event, "base": self.base, "action": action.to_data(), **details}
+        entry = {"event": event, "base": self.base, "action": self._data(action), **details}
         if self.plan is not None:
             entry["plan"] = self.plan
         return entry
+
+    def _data(self, action: WriteAction) -> dict[str, Any]:
+        """``action.to_data()``, made once for the intent and the result of one write (the
+        same action object): the codec's walk of its parameters is most of an entry's cost.
+        Entries only read it: the stores serialise each entry as it is."""
+        known = self._described.get(action.id)
+        if known is not None and known[0] is action:
+            return known[1]
+        data = action.to_data()
+        self._described[action.id] = (action, data)
+        return data
 
     def write(self, event: Entry, action: WriteAction, **details: Any) -> None:
         """One entry, durable when this returns."""
