@@ -9,6 +9,8 @@ holds afterwards, in both backends.
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +82,78 @@ def test_a_failed_group_fails_every_entry_in_it(store: RecordStore) -> None:
 
         failures = asyncio.run(apply())
     assert all(isinstance(f, StateError) for f in failures)
+
+
+def test_a_write_is_described_once_for_its_intent_and_its_result(
+    store: RecordStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An apply journals each write twice (intent, then result): the action's description,
+    the codec's walk of its parameters, is made once for both, and both entries carry it."""
+    described: list[str] = []
+    to_data = GroupCreate.to_data
+
+    def counted(action: GroupCreate) -> dict[str, Any]:
+        described.append(action.name)
+        return to_data(action)
+
+    monkeypatch.setattr(GroupCreate, "to_data", counted)
+    groups = [GroupCreate(name=f"Team {n:02}", members=(n,)) for n in range(10)]
+    with store, store.lock(Holder.current("apply (test)")) as lease:
+        journal = Journal(store, lease, base=0, plan="p")
+
+        async def apply() -> None:
+            await asyncio.gather(*(journal.append("intent", group) for group in groups))
+            await asyncio.gather(*(journal.append("done", group, result={}) for group in groups))
+
+        asyncio.run(apply())
+        entries = store.journal_entries()
+    assert sorted(described) == [group.name for group in groups]  # once each, not twice
+    assert [e["event"] for e in entries] == ["intent"] * 10 + ["done"] * 10
+    assert [e["action"] for e in entries[10:]] == [e["action"] for e in entries[:10]]
+    assert entries[0]["action"] == to_data(groups[0])
+
+
+class _HeldExecutor(ThreadPoolExecutor):
+    """The loop's executor, whose jobs start only once ``start`` is set: the moment between
+    asking a worker thread for a write and the thread running, made as long as a test needs."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.start = threading.Event()
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        def held() -> Any:
+            self.start.wait(timeout=10)
+            return fn(*args, **kwargs)
+
+        return super().submit(held)
+
+
+def test_an_entry_that_comes_while_the_writer_thread_starts_goes_with_its_write(
+    store: RecordStore,
+) -> None:
+    """The worker takes its group when it runs: an intent that arrives while the thread is
+    being woken shares that write instead of waiting for a whole write more."""
+    sizes = _counting(store)
+    with store, store.lock(Holder.current("apply (test)")) as lease:
+        journal = Journal(store, lease, base=0, plan="p")
+        executor = _HeldExecutor()
+
+        async def apply() -> None:
+            asyncio.get_running_loop().set_default_executor(executor)
+            first = asyncio.ensure_future(
+                journal.append("intent", GroupCreate(name="A", members=()))
+            )
+            for _ in range(3):
+                await asyncio.sleep(0)  # the write of the journal is asked for
+            second = asyncio.ensure_future(
+                journal.append("intent", GroupCreate(name="B", members=()))
+            )
+            await asyncio.sleep(0)
+            executor.start.set()
+            await asyncio.gather(first, second)
+
+        asyncio.run(apply())
+        names = [e["action"]["params"]["name"] for e in store.journal_entries()]
+    assert names == ["A", "B"]
+    assert sizes == [2]  # one write, not one for A and then one for B

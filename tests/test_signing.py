@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.api.signing import encode_params, sign_get_url, sign_post, signing_key
+from reconciler.api.signing import Signer, encode_params, sign_get_url, sign_post, signing_key
 
 BASE = "https://acme.example.net"
 DOC_GET_MESSAGE = "https://acme.example.net/api/user_info?api_key=K&timestamp=1700000000&user_id=42"
@@ -85,3 +85,36 @@ def test_every_name_and_value_is_encoded_as_quote_with_nothing_safe(
         f"{quote(name, safe='')}={quote(value, safe='')}" for name, value in sorted(params.items())
     )
     assert encode_params(params) == expected
+
+
+class _CountingSigner(Signer):
+    """A ``Signer`` that counts the HMACs it computes (the only seam: ``_signature``)."""
+
+    def __init__(self, base_url: str, key: str, secret: str) -> None:
+        super().__init__(base_url, key, secret)
+        self.made = 0
+
+    def _signature(self, message: str) -> str:
+        self.made += 1
+        return super()._signature(message)
+
+
+def test_one_signer_signs_every_call_as_the_documentation_does_and_a_post_url_once() -> None:
+    """A client signs hundreds of writes of one method: the signed message (the URL alone) is
+    the same for all of them, so its HMAC is made once; every GET, and every POST body, is
+    still signed exactly as a fresh signer signs it."""
+    signer = _CountingSigner(BASE, "K", "S")
+    for n in range(5):
+        for method in ("workspace_add", "user_group_add"):
+            params = {"name": f"team {n}", "root_access": "1"}
+            assert signer.post(method, params, 7 + n) == sign_post(
+                BASE, method, params, "K", "S", 7 + n
+            )
+    assert signer.made == 2  # one per method URL, not one per call
+    for n in range(3):
+        url = signer.get_url("user_info", {"user_id": str(n)}, 1700000000 + n)
+        assert url == sign_get_url(BASE, "user_info", {"user_id": str(n)}, "K", "S", 1700000000 + n)
+    assert signer.get_url("user_info", {"user_id": "42"}, 1700000000).endswith(
+        f"&signature={DOC_GET_SIGNATURE}"
+    )
+    assert signer.made == 6

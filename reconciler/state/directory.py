@@ -240,8 +240,8 @@ class DirectoryRecords(RecordStore):
     def journal_append_many(self, lease: Lease, entries: list[dict[str, Any]]) -> None:
         self._trusted()
         lines = "".join(dump_stored(entry) + "\n" for entry in entries).encode()
+        # (the site's directory is there: ``fenced`` made it, if need be, to hold the gate)
         with self._lock.fenced(lease), file_errors("write the journal", self.journal_path):
-            private_directory(self.directory)
             fd = open_private(self.journal_path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
                 drop_torn_tail(fd, self.journal_path)

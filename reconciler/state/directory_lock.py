@@ -34,7 +34,13 @@ from typing import Any
 from reconciler.errors import StateError
 from reconciler.state.backend import Holder, Lease, LockLost
 from reconciler.state.documents import dump_stored, parse_stored, utc_stamp
-from reconciler.state.files import file_errors, fsync_directory, private_directory, replace_file
+from reconciler.state.files import (
+    file_errors,
+    fsync_directory,
+    private_directory,
+    read_file,
+    replace_file,
+)
 from reconciler.state.leases import Heartbeat, Refusal, lock_lost, wait_for_lock
 
 GATE_TIMEOUT_SECONDS = 10.0
@@ -121,10 +127,9 @@ class SiteLock:
 
     def _read(self) -> dict[str, Any] | None:
         with file_errors("read the lock", self.lease_path):
-            try:
-                text = self.lease_path.read_bytes()
-            except FileNotFoundError:
-                return None
+            text = read_file(self.lease_path)
+        if text is None:
+            return None
         lease = parse_stored(text, str(self.lease_path))
         if not isinstance(lease.get("token"), int) or not isinstance(
             lease.get("expires_at"), int | float

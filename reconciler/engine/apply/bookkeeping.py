@@ -24,7 +24,7 @@ from reconciler.core.records import (
 from reconciler.engine.apply.executor import ApplyReport
 from reconciler.engine.planning.plan import Plan
 from reconciler.engine.read.observe import Observation
-from reconciler.engine.read.scope import declared_digests, digest_of, key
+from reconciler.engine.read.scope import digest_of, key
 from reconciler.identity import username_key
 from reconciler.model import DesiredSite
 
@@ -88,6 +88,17 @@ def _in_sync(seen: Observation, plan: Plan, left: set[tuple[str, str]]) -> set[t
 _NOT_SETTLED = ("needs-replacement", "renamed", "differs")
 
 
+def declared_keys(desired: DesiredSite) -> set[str]:
+    """The digest key of every object ``desired`` declares: which recorded digests still
+    belong to an object (``declared_digests`` without the digests, a thousand-user
+    manifest's worth of hashing that only its keys were wanted for)."""
+    return {
+        *(key("workspace", ws.name) for ws in desired.workspaces),
+        *(key("group", group.name) for group in desired.groups),
+        *(key("user", user.username) for user in desired.users),
+    }
+
+
 def reconciled_event(
     seen: Observation, plan: Plan, records: Records, full: DesiredSite, report: ApplyReport | None
 ) -> Reconciled:
@@ -104,7 +115,7 @@ def reconciled_event(
         for obj_name, obj in objects.items()
         if (kind, obj_name) in settled
     }
-    declared = declared_digests(full)
+    declared = declared_keys(full)
     dropped = tuple(k for k in records.digests if k not in declared)
     references = {
         ref: (user_id, seen.directory.label(user_id))
