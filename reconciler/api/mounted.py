@@ -14,10 +14,7 @@ import httpx
 
 from reconciler.api.body import read_body
 from reconciler.api.boundary import REDIRECT_STATUSES, Answer, retry_after
-from reconciler.api.wire import WireError
-
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
-"""httpx's failures that prove the request never left."""
+from reconciler.api.wire import wire_error
 
 
 class MountedTransport:
@@ -36,9 +33,7 @@ class MountedTransport:
         try:
             return await self._send(verb, url, headers, content)
         except httpx.HTTPError as exc:
-            raise WireError(
-                type(exc).__name__, str(exc), sent=not isinstance(exc, _NOT_SENT)
-            ) from exc
+            raise wire_error(type(exc).__name__, str(exc)) from exc  # httpx's names
 
     async def _send(
         self, verb: str, url: str, headers: Mapping[str, str], content: bytes | None
