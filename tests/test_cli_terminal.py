@@ -113,10 +113,9 @@ def test_the_prompt_follows_a_cleared_bar_and_keeps_what_is_typed(tmp_path: Path
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_ctrl_c_during_apply_says_what_was_done_and_how_to_finish(tmp_path: Path) -> None:
-    write_site(tmp_path, latency_ms=300)
-    # one write at a time, pressed early: 18 writes (5.4 s) to go, which a loaded machine cannot
-    # finish before the key lands (at 150 ms a write, 2.7 s, a CI runner busy installing the
-    # tool in other tests' fresh environments once read the bar late enough to miss it)
+    write_site(tmp_path, latency_ms=150)
+    # one write at a time, pressed early: 18 writes (2.7 s) to go, which a loaded machine cannot
+    # finish before the key lands
     terminal = Terminal(
         "apply", "site.yaml", *SANDBOX, "--concurrency", "1", "--auto-approve", cwd=tmp_path
     )

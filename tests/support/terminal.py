@@ -29,9 +29,14 @@ UNFINISHED = re.compile(r"\x1b(\[[?0-9;]*)?")
 IGNORED_PRIVATE = {"?25", "?2004"}  # cursor shown/hidden; bracketed paste
 # Makes the pty the controlling terminal of the new session before running the command.
 CONTROLLING_TTY = (
-    "import os, sys; os.close(os.open(os.ttyname(0), os.O_RDWR)); "
+    "import os, signal, sys; os.close(os.open(os.ttyname(0), os.O_RDWR)); "
+    "signal.signal(signal.SIGINT, signal.SIG_DFL); "
     "os.execv(sys.argv[1], sys.argv[1:])"
 )
+"""Make the pty the command's controlling terminal and start it as a shell in that terminal
+starts a foreground command: Ctrl-C's SIGINT at its default. A test run launched in the
+background of a non-interactive shell (``nohup ... &``) inherits SIGINT *ignored*, and an
+ignored signal stays ignored across exec: the command then never saw a typed Ctrl-C."""
 
 
 class Screen:
