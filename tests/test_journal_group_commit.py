@@ -1,6 +1,8 @@
 """The apply journal commits in groups: an apply's concurrent writes each wait for their own
 entry to be durable, but share the disk's ``fsync`` (or the database's transaction) with
-whatever else is waiting, instead of taking turns on the event loop.
+whatever else is waiting, instead of taking turns. A quick store is written on the event
+loop (a worker thread's hand-off cost each write milliseconds); a slow one in a worker
+thread, so that it never holds the loop up.
 
 Measured by the store's own work: how many appends it was asked for, against the entries it
 holds afterwards, in both backends.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -64,6 +67,65 @@ def test_concurrent_entries_share_a_write_and_keep_their_order(store: RecordStor
     assert [e["action"]["params"]["name"] for e in entries] == names
     assert {e["event"] for e in entries} == {"intent"} and sum(sizes) == 40
     assert len(sizes) < 40 and max(sizes) > 1  # grouped, not one write each
+
+
+def _recording_threads(store: RecordStore, slow_first: int = 0) -> list[int]:
+    """The thread each of the store's appends ran in; the first ``slow_first`` take 3 ms
+    (a store across a network)."""
+    threads: list[int] = []
+    append_many = store.journal_append_many
+
+    def recorded(lease: Lease, entries: list[dict[str, Any]]) -> None:
+        threads.append(threading.get_ident())
+        if len(threads) <= slow_first:
+            time.sleep(0.003)
+        append_many(lease, entries)
+
+    store.journal_append_many = recorded  # type: ignore[method-assign]
+    return threads
+
+
+def _one_by_one(journal: Journal, count: int) -> None:
+    """``count`` entries, each waited for before the next is asked for."""
+
+    async def apply() -> None:
+        for n in range(count):
+            await journal.append("intent", GroupCreate(name=f"Team {n:02}", members=()))
+
+    asyncio.run(apply())
+
+
+def test_a_quick_store_is_written_on_the_event_loop(tmp_path: Path) -> None:
+    store = open_records(parse_location(str(tmp_path / "records"), base_dir=tmp_path), SITE)
+    threads = _recording_threads(store)
+    with store, store.lock(Holder.current("apply (test)")) as lease:
+        _one_by_one(Journal(store, lease, base=0, plan="p"), 6)
+        assert len(store.journal_entries()) == 6
+    assert set(threads) == {threading.get_ident()}  # asyncio.run's loop runs in this thread
+
+
+def test_a_slow_store_is_written_in_a_worker_thread_after_three_slow_writes(
+    store: RecordStore,
+) -> None:
+    threads = _recording_threads(store, slow_first=3)
+    with store, store.lock(Holder.current("apply (test)")) as lease:
+        _one_by_one(Journal(store, lease, base=0, plan="p"), 6)
+        names = [e["action"]["params"]["name"] for e in store.journal_entries()]
+    assert names == [f"Team {n:02}" for n in range(6)]
+    here = threading.get_ident()
+    assert threads[:3] == [here] * 3  # written on the loop until they proved slow
+    assert here not in threads[3:]
+
+
+def test_one_slow_write_now_and_then_keeps_the_journal_on_the_event_loop(
+    tmp_path: Path,
+) -> None:
+    """A local disk's ``fsync`` can take a few ms now and then: that alone does not count."""
+    store = open_records(parse_location(str(tmp_path / "records"), base_dir=tmp_path), SITE)
+    threads = _recording_threads(store, slow_first=2)
+    with store, store.lock(Holder.current("apply (test)")) as lease:
+        _one_by_one(Journal(store, lease, base=0, plan="p"), 6)
+    assert set(threads) == {threading.get_ident()}
 
 
 def test_a_failed_group_fails_every_entry_in_it(store: RecordStore) -> None:
@@ -132,14 +194,17 @@ class _HeldExecutor(ThreadPoolExecutor):
 def test_an_entry_that_comes_while_the_writer_thread_starts_goes_with_its_write(
     store: RecordStore,
 ) -> None:
-    """The worker takes its group when it runs: an intent that arrives while the thread is
-    being woken shares that write instead of waiting for a whole write more."""
+    """On a slow store, the worker takes its group when it runs: an intent that arrives while
+    the thread is being woken shares that write instead of waiting for a whole write more."""
+    _recording_threads(store, slow_first=3)
     sizes = _counting(store)
     with store, store.lock(Holder.current("apply (test)")) as lease:
         journal = Journal(store, lease, base=0, plan="p")
         executor = _HeldExecutor()
 
         async def apply() -> None:
+            for n in range(3):  # three slow writes: the rest go through the worker thread
+                await journal.append("intent", GroupCreate(name=f"Slow {n}", members=()))
             asyncio.get_running_loop().set_default_executor(executor)
             first = asyncio.ensure_future(
                 journal.append("intent", GroupCreate(name="A", members=()))
@@ -155,5 +220,5 @@ def test_an_entry_that_comes_while_the_writer_thread_starts_goes_with_its_write(
 
         asyncio.run(apply())
         names = [e["action"]["params"]["name"] for e in store.journal_entries()]
-    assert names == ["A", "B"]
-    assert sizes == [2]  # one write, not one for A and then one for B
+    assert names == ["Slow 0", "Slow 1", "Slow 2", "A", "B"]
+    assert sizes == [1, 1, 1, 2]  # one write for A and B, not one for A and then one for B
