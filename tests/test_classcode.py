@@ -1,6 +1,6 @@
-"""The methods dataclasses writes, compiled once per machine (``reconciler.__main__``): a class
-made from the cache is the class made without it, a class that changed is compiled anew, and
-a damaged or missing cache costs only time."""
+"""The methods dataclasses writes, and the functions cattrs writes, compiled once per machine
+(``reconciler.__main__``): a class made from the cache is the class made without it, a class
+that changed is compiled anew, and a damaged or missing cache costs only time."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_a_full_cache_is_written_anew_with_what_one_run_used(
     """A file of old versions' sources does not stop the cache from learning the new ones."""
     monkeypatch.setattr(classcode, "MAX_ENTRIES", 20)
     path = tmp_path / "class-code.bin"
-    old = {bytes([n]) * 16: compile("pass", "<string>", "exec") for n in range(20)}
+    old = {bytes([n]) * 16: marshal.dumps(compile("pass", "<string>", "exec")) for n in range(20)}
     path.write_bytes(marshal.dumps(old))
     path.chmod(0o600)
     learning = ClassCode(path)
@@ -139,3 +139,70 @@ def test_a_cache_file_others_may_write_is_not_read(tmp_path: Path) -> None:
     shared = ClassCode(path)
     assert shared.code == {}
     assert behaviour(make_class(shared)) == behaviour(make_class(None)) and shared.learnt
+
+
+def test_a_cache_of_the_earlier_layout_is_read_as_empty(tmp_path: Path) -> None:
+    """Earlier files held code objects, not each one marshalled: compiled anew, kept anew."""
+    path = tmp_path / "class-code.bin"
+    learning = ClassCode(path)
+    make_class(learning)
+    earlier = {key: marshal.loads(code) for key, code in _entries(learning).items()}
+    path.write_bytes(marshal.dumps(earlier))
+    path.chmod(0o600)
+    again = ClassCode(path)
+    assert again.code == {}
+    assert behaviour(make_class(again)) == behaviour(make_class(None)) and again.learnt
+
+
+def test_a_damaged_entry_is_compiled_anew(tmp_path: Path) -> None:
+    path = tmp_path / "class-code.bin"
+    learning = ClassCode(path)
+    make_class(learning)
+    learning.save()
+    damaged = {key: b"\xe9 not code" for key in marshal.loads(path.read_bytes())}
+    path.write_bytes(marshal.dumps(damaged))
+    again = ClassCode(path)
+    assert behaviour(make_class(again)) == behaviour(make_class(None)) and again.learnt
+
+
+def _entries(cache: ClassCode) -> dict[bytes, bytes]:
+    cache.save()
+    entries: dict[bytes, bytes] = marshal.loads(cache.path.read_bytes())
+    return entries
+
+
+def test_cattrs_generated_code_comes_from_the_cache_once_kept(tmp_path: Path) -> None:
+    """cattrs compiles a function for each class it turns into data: kept like a class's
+    methods, and the function made from the cache turns the class into the same data."""
+    import cattrs
+
+    def unstructured(cache_path: Path) -> tuple[object, ClassCode]:
+        item = make_class(None)(7, "ann")
+        cache = classcode.install(cache_path)
+        try:
+            return cattrs.Converter().unstructure(item), cache
+        finally:
+            classcode.uninstall()
+
+    path = tmp_path / "class-code.bin"
+    first, learning = unstructured(path)
+    assert first == {"id": 7, "name": "ann"} and learning.learnt
+    learning.save()
+    again, reading = unstructured(path)
+    assert again == first
+    assert not reading.learnt  # the converter's function came from the file
+
+
+def test_generated_code_is_compiled_with_the_generators_future_flags(tmp_path: Path) -> None:
+    """cattrs' modules say ``from __future__ import annotations``, which the built-in
+    ``compile`` passes on to what they compile: the cached compile passes it on too."""
+    import __future__
+
+    import cattrs.gen
+
+    compile_there = ClassCode(tmp_path / "class-code.bin").compiler(cattrs.gen)
+    code = compile_there("def f(x: undefined) -> None: pass", "<generated>", "exec")
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    assert namespace["f"].__annotations__ == {"x": "undefined", "return": "None"}
+    assert code.co_flags & __future__.annotations.compiler_flag
