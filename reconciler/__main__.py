@@ -29,6 +29,16 @@ modules (``GENERATORS``) a ``compile`` that takes the code from the same cache, 
 digest of the source, its file name, its mode and the ``__future__`` flags the module's own
 call would have passed on; the code returned is the code ``compile`` would have made.
 
+**Regular expressions, likewise.** Python compiles each pattern a module or library makes at
+import (PyYAML's reader, aiohttp's cookies, the tool's own names) in Python, every run:
+some 250 patterns and 30-40 ms of a plan's start-up. What that compilation makes -- the
+pattern's program for the C matcher, a list of integers, with its flags and groups -- is
+kept like code, keyed by the pattern and its flags, and handed to the matcher as
+``re._compiler.compile`` hands it: the compiled pattern is equal to the one made without the
+cache (``Pattern`` objects compare their programs). Python's ``re`` internals are this
+Python's own, so the cache is used only where they are those this was written against
+(``_regex_cache_fits``: Python 3.11 to 3.13); elsewhere patterns compile as ever.
+
 The process ends as any Python does: leaving with ``os._exit`` to skip the teardown was
 tried and dropped, as a large plan's teardown measured 0.02 s of CPU (of 1.5 s), not worth
 skipping ``atexit`` handlers, finalizers and the flush of any file left open.
@@ -42,6 +52,7 @@ import hashlib
 import importlib
 import marshal
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -50,6 +61,8 @@ from types import CodeType, ModuleType
 from typing import Any
 
 from reconciler.environment import cache_dir, private_file
+
+_sre: Any = sys.modules.get("_sre") or importlib.import_module("_sre")
 
 MAX_ENTRIES = 4_000
 """Some four versions of the tool's classes (a plan makes about 1,000 sources): past this,
@@ -63,6 +76,8 @@ GENERATORS = ("cattrs.gen", "cattrs.gen.typeddicts")
 never be found again."""
 
 Compile = Callable[..., CodeType]
+RegexCompile = Callable[..., "re.Pattern[Any]"]
+_REGEX_COMPILE: RegexCompile = re._compiler.compile  # type: ignore[attr-defined]
 
 
 class ClassCode:
@@ -75,7 +90,7 @@ class ClassCode:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.code: dict[bytes, CodeType | bytes] = _read(path)  # bytes: not yet unmarshalled
+        self.code: dict[bytes, Any] = _read(path)  # bytes: not yet unmarshalled
         self.learnt = False
         self.used: set[bytes] = set()
 
@@ -118,16 +133,35 @@ class ClassCode:
 
         return compile_cached
 
+    def regex_compiler(self, original: RegexCompile) -> RegexCompile:
+        """``re._compiler.compile`` with each pattern's program taken from the cache."""
+
+        def compile_regex(pattern: Any, flags: int = 0) -> re.Pattern[Any]:
+            if not isinstance(pattern, str | bytes) or flags & re.DEBUG:
+                return original(pattern, flags)
+            key = digest(f"regex\0{flags}\0{pattern!r}")
+            parts = self._kept(key, lambda: _regex_parts(pattern, flags), _is_regex_parts)
+            return _sre.compile(pattern, *parts)  # type: ignore[no-any-return]
+
+        return compile_regex
+
     def _code(self, key: bytes, make: Callable[[], CodeType]) -> CodeType:
         """The code kept under ``key`` (unmarshalled now if need be), else ``make()``, kept."""
+        code: CodeType = self._kept(key, make, lambda found: isinstance(found, CodeType))
+        return code
+
+    def _kept(self, key: bytes, make: Callable[[], Any], valid: Callable[[Any], bool]) -> Any:
+        """What is kept under ``key`` (unmarshalled now if need be, and ``valid``), else
+        ``make()``, kept."""
         self.used.add(key)
         found = self.code.get(key)
-        code = _unmarshalled(found) if isinstance(found, bytes) else found
-        if code is None:
-            code = make()
+        if isinstance(found, bytes):
+            found = _unmarshalled(found)
+        if found is None or not valid(found):
+            found = make()
             self.learnt = True
-        self.code[key] = code
-        return code
+        self.code[key] = found
+        return found
 
     def save(self) -> None:
         """Write what was learnt, whole or not at all (another run may be writing it)."""
@@ -169,12 +203,17 @@ def install(path: Path | None = None) -> ClassCode:
         module = _imported(name)
         if module is not None:
             module.compile = cache.compiler(module)  # type: ignore[attr-defined]
+    if _regex_cache_fits():
+        re._compiler.compile = cache.regex_compiler(_REGEX_COMPILE)  # type: ignore[attr-defined]
     return cache
 
 
 def uninstall() -> None:
-    """Make dataclasses, cattrs and attrs compile every source again (``install`` undone)."""
+    """Make dataclasses and cattrs compile every source, ``re`` every pattern, again
+    (``install`` undone)."""
     vars(dataclasses).pop("exec", None)
+    if _regex_cache_fits():
+        re._compiler.compile = _REGEX_COMPILE  # type: ignore[attr-defined]
     for name in GENERATORS:
         if (module := sys.modules.get(name)) is not None:
             vars(module).pop("compile", None)
@@ -217,13 +256,56 @@ def _read(path: Path) -> dict[bytes, CodeType | bytes]:
     }
 
 
-def _unmarshalled(data: bytes) -> CodeType | None:
-    """The code object an entry holds; None for a damaged one (compiled again)."""
+def _unmarshalled(data: bytes) -> Any:
+    """What an entry holds; None for a damaged one (made again)."""
     try:
-        code = marshal.loads(data)
+        return marshal.loads(data)
     except (ValueError, EOFError, TypeError):
         return None
-    return code if isinstance(code, CodeType) else None
+
+
+RegexParts = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+
+
+def _regex_parts(pattern: str | bytes, flags: int) -> RegexParts:
+    """What ``re._compiler.compile`` (Python 3.11-3.13) hands the C matcher for ``pattern``
+    after parsing and compiling it in Python: the flags, the program, the groups."""
+    parsed = re._parser.parse(pattern, flags)  # type: ignore[attr-defined]
+    code = re._compiler._code(parsed, flags)  # type: ignore[attr-defined]
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    return (
+        flags | parsed.state.flags,
+        [int(op) for op in code],  # its opcodes are int subclasses marshal refuses
+        parsed.state.groups - 1,
+        groupindex,
+        tuple(indexgroup),
+    )
+
+
+def _is_regex_parts(found: Any) -> bool:
+    return (
+        isinstance(found, tuple)
+        and len(found) == 5
+        and isinstance(found[0], int)
+        and isinstance(found[1], list)
+        and isinstance(found[2], int)
+        and isinstance(found[3], dict)
+        and isinstance(found[4], tuple)
+    )
+
+
+def _regex_cache_fits() -> bool:
+    """Whether this Python's ``re`` compiles as ``_regex_parts`` expects (3.11 to 3.13)."""
+    compiler = getattr(re, "_compiler", None)
+    names = getattr(getattr(compiler, "compile", None), "__code__", None)
+    return (
+        sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
+        and names is not None
+        and {"_code", "_sre", "parse"} <= set(names.co_names)
+    )
 
 
 def run() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
+import re
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,3 +207,50 @@ def test_generated_code_is_compiled_with_the_generators_future_flags(tmp_path: P
     exec(code, namespace)
     assert namespace["f"].__annotations__ == {"x": "undefined", "return": "None"}
     assert code.co_flags & __future__.annotations.compiler_flag
+
+
+PATTERNS: list[tuple[str | bytes, int]] = [
+    (r"^(?P<name>[a-z]+)-(?P<number>\d{2,4})$", 0),
+    (r"(?i)caf\u00e9s? (?=open)|(?<!not )closed", 0),
+    (r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]", 0),
+    (r"  (\w+)  # a word\n  \s*=\s*  (.*)  # its value", re.VERBOSE),
+    (rb"^[\x00-\x7f]+(?:\r\n)?", re.ASCII),
+    (r"(a)|(b)(?(2)c|d)", re.IGNORECASE | re.MULTILINE | re.DOTALL),
+]
+
+
+def _compiled_each(cache: ClassCode | None) -> list[re.Pattern[Any]]:
+    """``PATTERNS`` compiled afresh (``re``'s own memo of patterns emptied first)."""
+    re.purge()
+    if cache is not None:
+        re._compiler.compile = cache.regex_compiler(classcode._REGEX_COMPILE)  # type: ignore[attr-defined]
+    try:
+        return [re.compile(pattern, flags) for pattern, flags in PATTERNS]
+    finally:
+        re._compiler.compile = classcode._REGEX_COMPILE  # type: ignore[attr-defined]
+        re.purge()
+
+
+def test_a_pattern_from_the_cache_is_the_pattern_compiled_without(tmp_path: Path) -> None:
+    """Patterns compare their programs, flags and text: equal means the same matcher."""
+    path = tmp_path / "class-code.bin"
+    expected = _compiled_each(None)
+    learning = ClassCode(path)
+    assert _compiled_each(learning) == expected and learning.learnt
+    learning.save()
+    read_back = ClassCode(path)
+    from_file = _compiled_each(read_back)
+    assert from_file == expected and not read_back.learnt
+    assert [p.groupindex for p in from_file] == [p.groupindex for p in expected]
+    assert from_file[0].match("ann-2024").group("number") == "2024"  # type: ignore[union-attr]
+
+
+def test_a_damaged_pattern_entry_is_compiled_anew(tmp_path: Path) -> None:
+    path = tmp_path / "class-code.bin"
+    learning = ClassCode(path)
+    _compiled_each(learning)
+    entries = _entries(learning)
+    damaged = {key: marshal.dumps((1, "not a program")) for key in entries}
+    path.write_bytes(marshal.dumps(damaged))
+    again = ClassCode(path)
+    assert _compiled_each(again) == _compiled_each(None) and again.learnt
