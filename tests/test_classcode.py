@@ -254,3 +254,24 @@ def test_a_damaged_pattern_entry_is_compiled_anew(tmp_path: Path) -> None:
     path.write_bytes(marshal.dumps(damaged))
     again = ClassCode(path)
     assert _compiled_each(again) == _compiled_each(None) and again.learnt
+
+
+def test_annotations_written_as_text_resolve_as_ever_through_the_cache(tmp_path: Path) -> None:
+    """``typing`` compiles each annotation kept as text before evaluating it."""
+    path = tmp_path / "class-code.bin"
+
+    def hints(cache: ClassCode) -> dict[str, Any]:
+        typing.compile = cache.compiler(typing)  # type: ignore[attr-defined]
+        try:
+            namespace: dict[str, Any] = {
+                "__annotations__": {"ids": "list[int]", "at": "str | None"}
+            }
+            return typing.get_type_hints(type("Row", (), namespace))
+        finally:
+            vars(typing).pop("compile", None)
+
+    learning = ClassCode(path)
+    assert hints(learning) == {"ids": list[int], "at": str | None} and learning.learnt
+    learning.save()
+    read_back = ClassCode(path)
+    assert hints(read_back) == {"ids": list[int], "at": str | None} and not read_back.learnt
