@@ -8,7 +8,8 @@ run, under the strictest policy vouched for (``_under_strictest_policy``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -30,6 +31,7 @@ from reconciler.engine.planning.plan_file import PlanFile
 from reconciler.engine.planning.policy import strictest
 from reconciler.engine.planning.safety import RunCheck
 from reconciler.engine.planning.saved import refuse_applied_again, still_needed, trusted_plan
+from reconciler.engine.read.live import LiveReader
 from reconciler.engine.read.observe import LoadedManifest, Observation, OpenSite, observe, plan_from
 from reconciler.engine.records import ledger
 from reconciler.engine.records.changes import record_events
@@ -77,8 +79,9 @@ async def apply_manifest(
     on_progress: Callable[[ActionOutcome], None] = lambda outcome: None,
 ) -> ApplyResult:
     """Plan under the lock, show the plan, ask, and carry it out."""
-    with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
-        seen = await observe(manifest.desired, site, state.records, options)
+    reader = LiveReader(site.client, site.progress)
+    async with _locked(site, reader, options) as state:
+        seen = await observe(manifest.desired, site, state.records, options, reader)
         plan = plan_from(manifest, site, seen, options)
         review.show(plan)
         learnt = (*state.learnt, *seen.learnt)
@@ -121,12 +124,13 @@ async def apply_saved(
         saved.options.excludes,
         expired_only=saved.options.expired_only,
     )
-    with ledger.locked(site.store, site.holder, wait_seconds=site.lock_wait) as state:
+    reader = LiveReader(site.client, site.progress)
+    async with _locked(site, reader, options) as state:
         desired, stricter = _under_strictest_policy(desired, job_manifest, state.records, site)
         manifest = LoadedManifest(desired, saved.context.manifest_digest)
         if saved.checksum in state.records.applied_plans:
             refuse_applied_again(saved, state.records, job_manifest_files(job_manifest))
-        seen = await observe(desired, site, state.records, options)
+        seen = await observe(desired, site, state.records, options, reader)
         plan = still_needed(
             saved,
             plan_from(manifest, site, seen, options),
@@ -148,6 +152,22 @@ async def apply_saved(
         wanted = wanted_now(seen, desired)
         report = await _execute(plan, saved.checksum, wanted, site, state, seen, on_progress)
     return ApplyResult(plan, report, learnt, len(plan.changed_records))
+
+
+@asynccontextmanager
+async def _locked(
+    site: OpenSite, reader: LiveReader, options: PlanOptions
+) -> AsyncIterator[ledger.LockedRecords]:
+    """The site's lock and records; a whole-site apply's lists sent once the lock is held,
+    to travel while the records are read (as a plan's do), and dropped if not read."""
+    head_start = reader.head_start if options.reads_whole_site else lambda: None
+    try:
+        async with ledger.locked_meanwhile(
+            site.store, site.holder, wait_seconds=site.lock_wait, meanwhile=head_start
+        ) as state:
+            yield state
+    finally:
+        await reader.drop_head_start()
 
 
 def wanted_now(seen: Observation, desired: DesiredSite) -> DesiredSite:

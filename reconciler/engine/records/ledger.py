@@ -11,8 +11,8 @@ update.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
 from reconciler.core.records import Records, reduce
@@ -106,15 +106,36 @@ def locked(
 ) -> Iterator[LockedRecords]:
     """Hold the site's lock; an interrupted apply's journal is folded in and saved first."""
     with store.lock(holder, wait_seconds=wait_seconds) as lease:
-        reading = read(store)
-        state = LockedRecords(
-            store, lease, holder, reading.records, reading.version, list(reading.learnt)
+        yield _opened(store, lease, holder, read(store))
+
+
+@asynccontextmanager
+async def locked_meanwhile(
+    store: RecordStore,
+    holder: Holder,
+    *,
+    wait_seconds: float = 0.0,
+    meanwhile: Callable[[], None] = lambda: None,
+) -> AsyncIterator[LockedRecords]:
+    """``locked``, for an apply: once the lock is held, ``meanwhile()`` (which sends the
+    site's lists ahead, ``LiveReader.head_start``), then the records read in a worker thread
+    while those calls travel (``read_meanwhile``). Only under the lock: a read sent before it
+    could miss another apply's writes."""
+    with store.lock(holder, wait_seconds=wait_seconds) as lease:
+        meanwhile()
+        yield _opened(store, lease, holder, await asyncio.to_thread(read, store))
+
+
+def _opened(store: RecordStore, lease: Lease, holder: Holder, reading: Reading) -> LockedRecords:
+    """The records under ``lease``, an interrupted apply's journal folded in and saved."""
+    state = LockedRecords(
+        store, lease, holder, reading.records, reading.version, list(reading.learnt)
+    )
+    if lease.took_over_from is not None:
+        state.learnt.insert(
+            0, f"took the lock over from {lease.took_over_from.describe()}, which has gone"
         )
-        if lease.took_over_from is not None:
-            state.learnt.insert(
-                0, f"took the lock over from {lease.took_over_from.describe()}, which has gone"
-            )
-        if reading.journal_found:
-            state.journal_pending = True
-            state.save(reading.records, "folded the journal of an interrupted apply")
-        yield state
+    if reading.journal_found:
+        state.journal_pending = True
+        state.save(reading.records, "folded the journal of an interrupted apply")
+    return state
