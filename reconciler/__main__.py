@@ -32,13 +32,16 @@ returned is the code ``compile`` would have made.
 
 **Regular expressions, likewise.** Python compiles each pattern a module or library makes at
 import (PyYAML's reader, aiohttp's cookies, the tool's own names) in Python, every run:
-some 250 patterns and 30-40 ms of a plan's start-up. What that compilation makes -- the
-pattern's program for the C matcher, a list of integers, with its flags and groups -- is
-kept like code, keyed by the pattern and its flags, and handed to the matcher as
-``re._compiler.compile`` hands it: the compiled pattern is equal to the one made without the
-cache (``Pattern`` objects compare their programs). Python's ``re`` internals are this
-Python's own, so the cache is used only where they are those this was written against
-(``_regex_cache_fits``: Python 3.11 to 3.13); elsewhere patterns compile as ever.
+some 130 patterns and 30-35 ms of a plan's start-up. Only those are kept: patterns that a
+module's or a class's body asks for, the program's own text. A pattern a function makes may
+be made of data -- the scrubber's holds the API secret -- and never reaches the cache. What
+that compilation makes -- the pattern's program for the C matcher, a list of integers, with
+its flags and groups -- is kept like code, keyed by the pattern and its flags, and handed to
+the matcher as ``re._compiler.compile`` hands it: the compiled pattern is equal to the one
+made without the cache (``Pattern`` objects compare their programs). Python's ``re``
+internals are this Python's own, so the cache is used only where they are those this was
+written against (``_regex_cache_fits``: Python 3.11 to 3.13); elsewhere patterns compile as
+ever.
 
 The process ends as any Python does: leaving with ``os._exit`` to skip the teardown was
 tried and dropped, as a large plan's teardown measured 0.02 s of CPU (of 1.5 s), not worth
@@ -51,14 +54,16 @@ import __future__
 import dataclasses
 import hashlib
 import importlib
+import inspect
 import marshal
 import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
-from types import CodeType, ModuleType
+from types import CodeType, FrameType, ModuleType
 from typing import Any
 
 from reconciler.environment import cache_dir, private_file
@@ -68,6 +73,9 @@ _sre: Any = sys.modules.get("_sre") or importlib.import_module("_sre")
 MAX_ENTRIES = 4_000
 """Some four versions of the tool's classes (a plan makes about 1,000 sources): past this,
 the file is written anew with what one run used rather than grow with every upgrade."""
+
+PATTERNS_WORTH_SAVING = 0.005
+"""Seconds of compiling new patterns worth writing the file for (writing it takes 2-4 ms)."""
 
 _FILENAME = "<string>"  # the name exec gives a source it compiles: tracebacks read the same
 
@@ -84,7 +92,8 @@ _REGEX_COMPILE: RegexCompile = re._compiler.compile  # type: ignore[attr-defined
 
 class ClassCode:
     """The compiled methods of dataclasses, by their source's digest; ``learnt`` says
-    whether any was compiled since the file was read, ``used`` what this run took.
+    whether any was compiled since the file was read, ``used`` what this run took, and
+    ``patterns_learnt`` the seconds spent compiling patterns the file lacked.
 
     The file keeps each code object marshalled on its own, and one is unmarshalled only when
     a run uses it: the file also holds earlier versions' classes (up to ``MAX_ENTRIES``),
@@ -94,6 +103,7 @@ class ClassCode:
         self.path = path
         self.code: dict[bytes, Any] = _read(path)  # bytes: not yet unmarshalled
         self.learnt = False
+        self.patterns_learnt = 0.0
         self.used: set[bytes] = set()
 
     def exec(
@@ -139,35 +149,45 @@ class ClassCode:
         """``re._compiler.compile`` with each pattern's program taken from the cache."""
 
         def compile_regex(pattern: Any, flags: int = 0) -> re.Pattern[Any]:
-            if not isinstance(pattern, str | bytes) or flags & re.DEBUG:
+            if not isinstance(pattern, str | bytes) or flags & re.DEBUG or _asked_by_a_function():
                 return original(pattern, flags)
             key = digest(f"regex\0{flags}\0{pattern!r}")
-            parts = self._kept(key, lambda: _regex_parts(pattern, flags), _is_regex_parts)
+            started = time.perf_counter()
+            parts, made = self._kept(key, lambda: _regex_parts(pattern, flags), _is_regex_parts)
+            if made:
+                self.patterns_learnt += time.perf_counter() - started
             return _sre.compile(pattern, *parts)  # type: ignore[no-any-return]
 
         return compile_regex
 
     def _code(self, key: bytes, make: Callable[[], CodeType]) -> CodeType:
         """The code kept under ``key`` (unmarshalled now if need be), else ``make()``, kept."""
-        code: CodeType = self._kept(key, make, lambda found: isinstance(found, CodeType))
-        return code
+        code, made = self._kept(key, make, lambda found: isinstance(found, CodeType))
+        self.learnt = self.learnt or made
+        return code  # type: ignore[no-any-return]
 
-    def _kept(self, key: bytes, make: Callable[[], Any], valid: Callable[[Any], bool]) -> Any:
+    def _kept(
+        self, key: bytes, make: Callable[[], Any], valid: Callable[[Any], bool]
+    ) -> tuple[Any, bool]:
         """What is kept under ``key`` (unmarshalled now if need be, and ``valid``), else
-        ``make()``, kept."""
+        ``make()``, kept; and whether it was made now."""
         self.used.add(key)
         found = self.code.get(key)
         if isinstance(found, bytes):
             found = _unmarshalled(found)
-        if found is None or not valid(found):
+        made = found is None or not valid(found)
+        if made:
             found = make()
-            self.learnt = True
         self.code[key] = found
-        return found
+        return found, made
 
     def save(self) -> None:
-        """Write what was learnt, whole or not at all (another run may be writing it)."""
-        if not self.learnt:
+        """Write what was learnt, whole or not at all (another run may be writing it); not
+        for patterns alone that took less to compile than writing the file takes: a few
+        modules build a pattern from a set, whose order, and so whose text, changes with
+        every process (the standard library's e-mail header parser: 4 patterns, 0.4 ms), and
+        would otherwise have the file written again on every run."""
+        if not self.learnt and self.patterns_learnt < PATTERNS_WORTH_SAVING:
             return
         kept = {
             key: code if isinstance(code, bytes) else marshal.dumps(code)
@@ -185,6 +205,7 @@ class ClassCode:
         except OSError:
             Path(partial.name).unlink(missing_ok=True)
         self.learnt = False
+        self.patterns_learnt = 0.0
 
 
 def digest(source: str) -> bytes:
@@ -285,6 +306,18 @@ def _regex_parts(pattern: str | bytes, flags: int) -> RegexParts:
         groupindex,
         tuple(indexgroup),
     )
+
+
+def _asked_by_a_function() -> bool:
+    """Whether the code that asked ``re`` for a pattern is a function's, not a module's or a
+    class's body: those run as they are imported, and their patterns are the program's own
+    text; a function's may be made of data -- the scrubber's holds the API secret and its
+    signing key, a ``--target``'s is a user's glob -- and is never written to the cache."""
+    # past ``compile_regex``: ``re``'s own frames, then the caller's
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and str(frame.f_globals.get("__name__")).partition(".")[0] == "re":
+        frame = frame.f_back
+    return frame is None or bool(frame.f_code.co_flags & inspect.CO_OPTIMIZED)
 
 
 def _is_regex_parts(found: Any) -> bool:

@@ -219,32 +219,49 @@ PATTERNS: list[tuple[str | bytes, int]] = [
 ]
 
 
+def _compiled_as_a_module_does(patterns: list[tuple[str | bytes, int]]) -> list[re.Pattern[Any]]:
+    """The patterns compiled by a module's body (the code the cache serves), not a function's."""
+    namespace: dict[str, Any] = {"re": re, "PATTERNS": patterns, "COMPILED": []}
+    module_body = "for pattern, flags in PATTERNS:\n    COMPILED.append(re.compile(pattern, flags))"
+    exec(compile(module_body, "<a module>", "exec"), namespace)
+    compiled: list[re.Pattern[Any]] = namespace["COMPILED"]
+    return compiled
+
+
 def _compiled_each(cache: ClassCode | None) -> list[re.Pattern[Any]]:
     """``PATTERNS`` compiled afresh (``re``'s own memo of patterns emptied first)."""
     re.purge()
     if cache is not None:
         re._compiler.compile = cache.regex_compiler(classcode._REGEX_COMPILE)  # type: ignore[attr-defined]
     try:
-        return [re.compile(pattern, flags) for pattern, flags in PATTERNS]
+        return _compiled_as_a_module_does(PATTERNS)
     finally:
         re._compiler.compile = classcode._REGEX_COMPILE  # type: ignore[attr-defined]
         re.purge()
 
 
+@pytest.fixture
+def _every_pattern_worth_saving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six patterns compile in about a millisecond: below what a run writes the file for."""
+    monkeypatch.setattr(classcode, "PATTERNS_WORTH_SAVING", 0.0)
+
+
+@pytest.mark.usefixtures("_every_pattern_worth_saving")
 def test_a_pattern_from_the_cache_is_the_pattern_compiled_without(tmp_path: Path) -> None:
     """Patterns compare their programs, flags and text: equal means the same matcher."""
     path = tmp_path / "class-code.bin"
     expected = _compiled_each(None)
     learning = ClassCode(path)
-    assert _compiled_each(learning) == expected and learning.learnt
+    assert _compiled_each(learning) == expected and learning.patterns_learnt > 0
     learning.save()
     read_back = ClassCode(path)
     from_file = _compiled_each(read_back)
-    assert from_file == expected and not read_back.learnt
+    assert from_file == expected and read_back.patterns_learnt == 0
     assert [p.groupindex for p in from_file] == [p.groupindex for p in expected]
     assert from_file[0].match("ann-2024").group("number") == "2024"  # type: ignore[union-attr]
 
 
+@pytest.mark.usefixtures("_every_pattern_worth_saving")
 def test_a_damaged_pattern_entry_is_compiled_anew(tmp_path: Path) -> None:
     path = tmp_path / "class-code.bin"
     learning = ClassCode(path)
@@ -253,7 +270,30 @@ def test_a_damaged_pattern_entry_is_compiled_anew(tmp_path: Path) -> None:
     damaged = {key: marshal.dumps((1, "not a program")) for key in entries}
     path.write_bytes(marshal.dumps(damaged))
     again = ClassCode(path)
-    assert _compiled_each(again) == _compiled_each(None) and again.learnt
+    assert _compiled_each(again) == _compiled_each(None) and again.patterns_learnt > 0
+
+
+def test_a_run_that_learnt_only_a_few_quick_patterns_leaves_the_file_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """A pattern built from a set has another text in every process: learning it alone is
+    not worth writing the file again on every run."""
+    path = tmp_path / "class-code.bin"
+    learning = ClassCode(path)
+    make_class(learning)
+    learning.save()
+    written = path.read_bytes()
+    again = ClassCode(path)
+    make_class(again)
+    re.purge()
+    re._compiler.compile = again.regex_compiler(classcode._REGEX_COMPILE)  # type: ignore[attr-defined]
+    try:
+        _compiled_as_a_module_does([(r"[^ ;,]+", 0)])  # as the header parser's: its order varies
+    finally:
+        re._compiler.compile = classcode._REGEX_COMPILE  # type: ignore[attr-defined]
+    assert 0 < again.patterns_learnt < classcode.PATTERNS_WORTH_SAVING and not again.learnt
+    again.save()
+    assert path.read_bytes() == written
 
 
 def test_annotations_written_as_text_resolve_as_ever_through_the_cache(tmp_path: Path) -> None:
@@ -275,3 +315,25 @@ def test_annotations_written_as_text_resolve_as_ever_through_the_cache(tmp_path:
     learning.save()
     read_back = ClassCode(path)
     assert hints(read_back) == {"ids": list[int], "at": str | None} and not read_back.learnt
+
+
+def test_a_pattern_a_function_makes_never_reaches_the_cache(tmp_path: Path) -> None:
+    """The scrubber's pattern is made of the API secret and its signing key: it is compiled
+    as ever, and nothing of it is kept or written."""
+    from reconciler.api.config import Secret
+    from reconciler.api.scrub import Scrubber
+
+    path = tmp_path / "class-code.bin"
+    cache = ClassCode(path)
+    re.purge()
+    re._compiler.compile = cache.regex_compiler(classcode._REGEX_COMPILE)  # type: ignore[attr-defined]
+    try:
+        scrubber = Scrubber("key-for-the-test-0001", Secret("a-secret-no-file-may-hold-0042"))
+        masked = scrubber.text("sent a-secret-no-file-may-hold-0042 along")
+    finally:
+        re._compiler.compile = classcode._REGEX_COMPILE  # type: ignore[attr-defined]
+        re.purge()
+    assert "a-secret-no-file-may-hold-0042" not in masked
+    assert not cache.learnt and cache.code == {}
+    cache.save()
+    assert not path.exists()
