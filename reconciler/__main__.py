@@ -68,7 +68,7 @@ from typing import Any
 
 from reconciler.environment import cache_dir, private_file
 
-_sre: Any = sys.modules.get("_sre") or importlib.import_module("_sre")
+_sre: Any = importlib.import_module("_sre")  # the C matcher ``re`` hands programs to
 
 MAX_ENTRIES = 4_000
 """Some four versions of the tool's classes (a plan makes about 1,000 sources): past this,
@@ -91,7 +91,8 @@ _REGEX_COMPILE: RegexCompile = re._compiler.compile  # type: ignore[attr-defined
 
 
 class ClassCode:
-    """The compiled methods of dataclasses, by their source's digest; ``learnt`` says
+    """What is compiled once per machine -- dataclasses' methods, cattrs' functions,
+    annotations, patterns' programs -- by a digest of its source; ``learnt`` says
     whether any was compiled since the file was read, ``used`` what this run took, and
     ``patterns_learnt`` the seconds spent compiling patterns the file lacked.
 
@@ -261,7 +262,7 @@ def _future_flags(module: ModuleType) -> int:
     return flags
 
 
-def _read(path: Path) -> dict[bytes, CodeType | bytes]:
+def _read(path: Path) -> dict[bytes, bytes]:
     """The file's entries, each still marshalled; none from a file that is not the user's
     alone, is damaged, or is of the earlier layout (code objects unmarshalled together)."""
     if not private_file(path):

@@ -123,7 +123,7 @@ async def locked_meanwhile(
     could miss another apply's writes."""
     with store.lock(holder, wait_seconds=wait_seconds) as lease:
         meanwhile()
-        yield _opened(store, lease, holder, await asyncio.to_thread(read, store))
+        yield _opened(store, lease, holder, await read_meanwhile(store))
 
 
 def _opened(store: RecordStore, lease: Lease, holder: Holder, reading: Reading) -> LockedRecords:
