@@ -273,11 +273,24 @@ def test_a_damaged_pattern_entry_is_compiled_anew(tmp_path: Path) -> None:
     assert _compiled_each(again) == _compiled_each(None) and again.patterns_learnt > 0
 
 
+class _SteppingClock:
+    """A clock that moves ``step`` seconds each time it is read: a compile takes exactly one
+    step, however busy the machine under the test is."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
+
+
 def test_a_run_that_learnt_only_a_few_quick_patterns_leaves_the_file_as_it_was(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A pattern built from a set has another text in every process: learning it alone is
     not worth writing the file again on every run."""
+    monkeypatch.setattr(classcode, "time", _SteppingClock(0.0001))
     path = tmp_path / "class-code.bin"
     learning = ClassCode(path)
     make_class(learning)

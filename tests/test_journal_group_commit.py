@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from reconciler.engine.apply import journal as journal_module
 from reconciler.engine.apply.journal import Journal
 from reconciler.errors import StateError
 from reconciler.kinds.group.actions import GroupCreate
@@ -69,16 +69,30 @@ def test_concurrent_entries_share_a_write_and_keep_their_order(store: RecordStor
     assert len(sizes) < 40 and max(sizes) > 1  # grouped, not one write each
 
 
-def _recording_threads(store: RecordStore, slow_first: int = 0) -> list[int]:
-    """The thread each of the store's appends ran in; the first ``slow_first`` take 3 ms
-    (a store across a network)."""
+class _StoreClock:
+    """The journal's clock, moved only by the store's appends: each takes what the test says,
+    whatever the disk under the test did (a CI runner's ``fsync`` can take several ms)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def _recording_threads(
+    store: RecordStore, monkeypatch: pytest.MonkeyPatch, slow_first: int = 0
+) -> list[int]:
+    """The thread each of the store's appends ran in; the first ``slow_first`` take 3 ms (a
+    store across a network), the rest 0.1 ms (a local disk), as the journal's clock sees it."""
     threads: list[int] = []
     append_many = store.journal_append_many
+    clock = _StoreClock()
+    monkeypatch.setattr(journal_module, "time", clock)
 
     def recorded(lease: Lease, entries: list[dict[str, Any]]) -> None:
         threads.append(threading.get_ident())
-        if len(threads) <= slow_first:
-            time.sleep(0.003)
+        clock.now += 0.003 if len(threads) <= slow_first else 0.0001
         append_many(lease, entries)
 
     store.journal_append_many = recorded  # type: ignore[method-assign]
@@ -95,9 +109,11 @@ def _one_by_one(journal: Journal, count: int) -> None:
     asyncio.run(apply())
 
 
-def test_a_quick_store_is_written_on_the_event_loop(tmp_path: Path) -> None:
+def test_a_quick_store_is_written_on_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = open_records(parse_location(str(tmp_path / "records"), base_dir=tmp_path), SITE)
-    threads = _recording_threads(store)
+    threads = _recording_threads(store, monkeypatch)
     with store, store.lock(Holder.current("apply (test)")) as lease:
         _one_by_one(Journal(store, lease, base=0, plan="p"), 6)
         assert len(store.journal_entries()) == 6
@@ -105,9 +121,9 @@ def test_a_quick_store_is_written_on_the_event_loop(tmp_path: Path) -> None:
 
 
 def test_a_slow_store_is_written_in_a_worker_thread_after_three_slow_writes(
-    store: RecordStore,
+    store: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    threads = _recording_threads(store, slow_first=3)
+    threads = _recording_threads(store, monkeypatch, slow_first=3)
     with store, store.lock(Holder.current("apply (test)")) as lease:
         _one_by_one(Journal(store, lease, base=0, plan="p"), 6)
         names = [e["action"]["params"]["name"] for e in store.journal_entries()]
@@ -118,11 +134,11 @@ def test_a_slow_store_is_written_in_a_worker_thread_after_three_slow_writes(
 
 
 def test_one_slow_write_now_and_then_keeps_the_journal_on_the_event_loop(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A local disk's ``fsync`` can take a few ms now and then: that alone does not count."""
     store = open_records(parse_location(str(tmp_path / "records"), base_dir=tmp_path), SITE)
-    threads = _recording_threads(store, slow_first=2)
+    threads = _recording_threads(store, monkeypatch, slow_first=2)
     with store, store.lock(Holder.current("apply (test)")) as lease:
         _one_by_one(Journal(store, lease, base=0, plan="p"), 6)
     assert set(threads) == {threading.get_ident()}
@@ -192,11 +208,11 @@ class _HeldExecutor(ThreadPoolExecutor):
 
 
 def test_an_entry_that_comes_while_the_writer_thread_starts_goes_with_its_write(
-    store: RecordStore,
+    store: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On a slow store, the worker takes its group when it runs: an intent that arrives while
     the thread is being woken shares that write instead of waiting for a whole write more."""
-    _recording_threads(store, slow_first=3)
+    _recording_threads(store, monkeypatch, slow_first=3)
     sizes = _counting(store)
     with store, store.lock(Holder.current("apply (test)")) as lease:
         journal = Journal(store, lease, base=0, plan="p")
