@@ -57,6 +57,20 @@ enough that the apply after a kill finishes within 15 s at default settings; a w
 lands later still is not lost: it shows as an unmanaged object, to adopt."""
 
 
+def may_still_land(records: Records, now: float) -> list[WriteAction]:
+    """The creations and deletions an interrupted apply sent that may still land on the site
+    after ``now`` (``records.pending_until``): a read answered before they land would miss
+    them. Memberships are not among them: one that lands late is simply planned again."""
+    until = records.pending_until
+    if until is None or now >= until:
+        return []
+    return [
+        action
+        for action in pending_writes(records)
+        if isinstance(action, WriteAction) and action.late_landing_matters
+    ]
+
+
 async def wait_for_landing(
     client: SiteClient,
     records: Records,
@@ -79,16 +93,11 @@ async def wait_for_landing(
     when: a plan in a CI job never sits silent. Returns a sentence for the user when it
     waited, else None.
     """
-    until = records.pending_until
     started = clock()
-    if until is None or started >= until:
+    waiting = may_still_land(records, started)
+    if not waiting:
         return None
-    deadline = min(until, started + limit)
-    waiting = [
-        action
-        for action in pending_writes(records)
-        if isinstance(action, WriteAction) and action.late_landing_matters
-    ]
+    deadline = min(records.pending_until or started, started + limit)
     said = False
     # One read per poll: only the first write not yet seen is checked again, since waiting
     # ends early only once every one of them has shown.

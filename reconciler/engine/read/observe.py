@@ -31,7 +31,7 @@ from reconciler.core.expiry import Dated, as_of
 from reconciler.core.planning import PlanOptions, RecordChange
 from reconciler.core.records import Records
 from reconciler.core.users import Resolution, UserDirectory
-from reconciler.engine.apply.pending import wait_for_landing
+from reconciler.engine.apply.pending import may_still_land, wait_for_landing
 from reconciler.engine.planning.diff import Comparison, compare
 from reconciler.engine.planning.plan import Plan, PlanContext
 from reconciler.engine.planning.plan_key import PlanSecret
@@ -115,9 +115,11 @@ async def observe(
     module's docstring). ``reader``: one whose lists may already be on their way
     (``LiveReader.head_start``)."""
     reader = reader or LiveReader(site.client, site.progress)
+    if may_still_land(records, time.time()):
+        # The lists sent ahead may have been answered before those writes landed, even when
+        # the wait's own check finds them landed at once: read the site again after it.
+        await reader.drop_head_start()
     waited = await wait_for_landing(site.client, records)
-    if waited:
-        await reader.drop_head_start()  # sent before those writes landed
     day = options.day()
     dated = as_of(desired, day, preview=options.at is not None and day != clock.today())
     desired = dated.site
