@@ -236,8 +236,9 @@ def uninstall() -> None:
     """Make dataclasses and cattrs compile every source, ``re`` every pattern, again
     (``install`` undone)."""
     vars(dataclasses).pop("exec", None)
-    if _regex_cache_fits():
-        re._compiler.compile = _REGEX_COMPILE  # type: ignore[attr-defined]
+    # Not asked of ``_regex_cache_fits``: once installed, ``re._compiler.compile`` is the
+    # cache's own, which that check would not recognise.
+    re._compiler.compile = _REGEX_COMPILE  # type: ignore[attr-defined]
     for name in COMPILERS:
         if (module := sys.modules.get(name)) is not None:
             vars(module).pop("compile", None)

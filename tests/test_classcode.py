@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import re
+import sys
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,7 +89,9 @@ def test_an_unwritable_cache_costs_only_time(tmp_path: Path) -> None:
     assert blocked.read_text() == "a file where the directory would be"
 
 
-def test_install_routes_dataclasses_through_the_cache_until_uninstalled(tmp_path: Path) -> None:
+def test_install_routes_each_compiler_through_the_cache_until_uninstalled(tmp_path: Path) -> None:
+    """dataclasses, cattrs, ``typing`` and ``re`` each compile as before once uninstalled."""
+    regex_compile = re._compiler.compile  # type: ignore[attr-defined]
     cache = classcode.install(tmp_path / "class-code.bin")
 
     @dataclasses.dataclass(frozen=True)
@@ -96,8 +99,11 @@ def test_install_routes_dataclasses_through_the_cache_until_uninstalled(tmp_path
         id: int
 
     assert cache.learnt and Made(1) == Made(1)
+    assert re._compiler.compile is not regex_compile  # type: ignore[attr-defined]
     classcode.uninstall()
     assert "exec" not in vars(dataclasses)
+    assert re._compiler.compile is regex_compile  # type: ignore[attr-defined]
+    assert not any("compile" in vars(sys.modules[name]) for name in classcode.COMPILERS)
 
 
 def test_a_cached_init_keeps_the_annotations_of_one_made_without(tmp_path: Path) -> None:

@@ -93,11 +93,11 @@ async def wait_for_landing(
     when: a plan in a CI job never sits silent. Returns a sentence for the user when it
     waited, else None.
     """
-    started = clock()
+    until, started = records.pending_until, clock()
     waiting = may_still_land(records, started)
-    if not waiting:
+    if until is None or not waiting:
         return None
-    deadline = min(records.pending_until or started, started + limit)
+    deadline = min(until, started + limit)
     said = False
     # One read per poll: only the first write not yet seen is checked again, since waiting
     # ends early only once every one of them has shown.
