@@ -8,11 +8,12 @@ run, under the strictest policy vouched for (``_under_strictest_policy``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from reconciler import aio
 from reconciler.core.actions import Done
 from reconciler.core.planning import PlanOptions
 from reconciler.core.records import (
@@ -25,7 +26,10 @@ from reconciler.core.records import (
 )
 from reconciler.engine.apply.bookkeeping import declared_events, reconciled_event
 from reconciler.engine.apply.executor import ActionOutcome, ApplyReport, Executor
-from reconciler.engine.planning.manifest_snapshot import desired_from_data
+from reconciler.engine.planning.manifest_snapshot import (
+    desired_from_data,
+    desired_to_data_meanwhile,
+)
 from reconciler.engine.planning.plan import Plan
 from reconciler.engine.planning.plan_file import PlanFile
 from reconciler.engine.planning.policy import strictest
@@ -33,6 +37,7 @@ from reconciler.engine.planning.safety import RunCheck
 from reconciler.engine.planning.saved import refuse_applied_again, still_needed, trusted_plan
 from reconciler.engine.read.live import LiveReader
 from reconciler.engine.read.observe import LoadedManifest, Observation, OpenSite, observe, plan_from
+from reconciler.engine.read.scope import Digest, Key, digests_meanwhile
 from reconciler.engine.records import ledger
 from reconciler.engine.records.changes import record_events
 from reconciler.errors import RefusedForSafety, StateError
@@ -80,9 +85,12 @@ async def apply_manifest(
 ) -> ApplyResult:
     """Plan under the lock, show the plan, ask, and carry it out."""
     reader = LiveReader(site.client, site.progress)
-    async with _locked(site, reader, options) as state:
+    async with (
+        _locked(site, reader, options) as state,
+        aio.meanwhile(desired_to_data_meanwhile(manifest.desired)) as snapshot,
+    ):
         seen = await observe(manifest.desired, site, state.records, options, reader)
-        plan = plan_from(manifest, site, seen, options)
+        plan = plan_from(manifest, site, seen, options, snapshot=await snapshot)
         review.show(plan)
         learnt = (*state.learnt, *seen.learnt)
         wanted = wanted_now(seen, manifest.desired)
@@ -244,9 +252,12 @@ async def _execute(
         groups_before=(group.id for group in seen.live.groups),
     )
     report: ApplyReport | None = None
+    made: Mapping[Key, Digest] = {}
     journal_failed = False
     try:
-        report = await executor.run(plan.actions)
+        async with aio.meanwhile(digests_meanwhile(seen.desired)) as digesting:
+            report = await executor.run(plan.actions)
+            made = await digesting
     except LockLost:
         journal_failed = True  # every save is refused now; the next holder folds the journal
         raise
@@ -265,7 +276,7 @@ async def _execute(
         ) from None
     finally:
         if not journal_failed:
-            _final_save(executor, desired, seen, plan, report, state, checksum)
+            _final_save(executor, desired, seen, plan, report, state, checksum, made)
     return report
 
 
@@ -277,8 +288,10 @@ def _final_save(
     report: ApplyReport | None,
     state: ledger.LockedRecords,
     checksum: str,
+    made: Mapping[Key, Digest],
 ) -> None:
-    """Fold this apply's results in and save, clearing the journal (folded by this save)."""
+    """Fold this apply's results in and save, clearing the journal (folded by this save).
+    ``made``: the digests made while the writes travelled."""
     done = executor.records
     statuses = list(executor.status.values())
     ended = (end for e in executor.events if isinstance(e, Done) for end in e.action.ended_access())
@@ -287,7 +300,7 @@ def _final_save(
     )
     final = reduce(done, [*declared_events(desired, done, report), ran])
     if report is not None:
-        final = reduce(final, [reconciled_event(seen, plan, final, desired, report)])
+        final = reduce(final, [reconciled_event(seen, plan, final, desired, report, made)])
     summary = _report_line(report) if report is not None else "apply interrupted"
     state.save(final, summary, plan=checksum)
 

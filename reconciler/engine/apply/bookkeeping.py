@@ -12,6 +12,7 @@ in a way the API cannot change, gets no digest: the next scoped plan looks at it
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 from reconciler.core.records import (
     Event,
@@ -24,7 +25,7 @@ from reconciler.core.records import (
 from reconciler.engine.apply.executor import ApplyReport
 from reconciler.engine.planning.plan import Plan
 from reconciler.engine.read.observe import Observation
-from reconciler.engine.read.scope import digest_of, key
+from reconciler.engine.read.scope import Digest, Key, digest_made, key
 from reconciler.identity import username_key
 from reconciler.model import DesiredSite
 
@@ -100,13 +101,19 @@ def declared_keys(desired: DesiredSite) -> set[str]:
 
 
 def reconciled_event(
-    seen: Observation, plan: Plan, records: Records, full: DesiredSite, report: ApplyReport | None
+    seen: Observation,
+    plan: Plan,
+    records: Records,
+    full: DesiredSite,
+    report: ApplyReport | None,
+    made: Mapping[Key, Digest] | None = None,
 ) -> Reconciled:
-    """Digests, references and the full-read time this apply leaves for scoped plans."""
+    """Digests, references and the full-read time this apply leaves for scoped plans.
+    ``made``: digests made while the writes travelled (``scope.digests_meanwhile``)."""
     settled = _in_sync(seen, plan, unfinished(report))
     compared = seen.desired
     digests = {
-        key(kind, obj_name): digest_of(obj)
+        key(kind, obj_name): digest_made(made or {}, key(kind, obj_name), obj)
         for kind, objects in (
             ("workspace", {ws.name: ws for ws in compared.workspaces}),
             ("group", {g.name: g for g in compared.groups}),

@@ -11,10 +11,11 @@ a field added to the model is in the snapshot without a change here.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
-from reconciler import codec
+from reconciler import aio, codec
 from reconciler.model import DesiredSite, Source, UserRef
 
 SNAPSHOT_VERSION = 2
@@ -60,6 +61,17 @@ def desired_to_data(desired: DesiredSite) -> dict[str, Any]:
     if data["ownership"] is None:  # written as before it existed: the same plans, checksums
         del data["ownership"]
     return {"version": SNAPSHOT_VERSION, **data}
+
+
+async def desired_to_data_meanwhile(desired: DesiredSite) -> dict[str, Any]:
+    """``desired_to_data(desired)``, made a slice at a time while the site is read
+    (``aio.in_slices``): an apply's checksum needs it before the first write, and on a
+    200-team onboarding it took some 20 ms there. The same data, key for key, in the same
+    order: each object is written by the codec as it is within the whole."""
+    data = desired_to_data(replace(desired, workspaces=(), groups=(), users=()))
+    for name in ("workspaces", "groups", "users"):
+        data[name] = await aio.in_slices(getattr(desired, name), codec.to_data)
+    return data
 
 
 def desired_from_data(data: Mapping[str, Any]) -> DesiredSite:

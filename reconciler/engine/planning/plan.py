@@ -68,13 +68,17 @@ class PlanContext:
     # The same manifest, typed, in the process that made the plan: read there instead of
     # ``desired`` read back (never written; a plan read from a file has None).
     desired_site: DesiredSite | None = field(default=None, compare=False, repr=False)
+    # ``desired_site``'s snapshot, when it was made while the site was read (an apply's,
+    # ``desired_to_data_meanwhile``): what ``snapshot`` would make.
+    made_snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def snapshot(self) -> Mapping[str, Any] | None:
         """The manifest's snapshot for the plan file and its checksum: the one read back, or
-        made now from the typed manifest. Only a plan that is written or applied needs it (a
-        large manifest's took 20 ms of a plan's tail)."""
+        made from the typed manifest (now, unless it was while the site was read). Only a
+        plan that is written or applied needs it (a large manifest's took 20 ms of a plan's
+        tail)."""
         if self.desired is None and self.desired_site is not None:
-            return desired_to_data(self.desired_site)
+            return self.made_snapshot or desired_to_data(self.desired_site)
         return self.desired
 
 

@@ -23,7 +23,9 @@ Creations an interrupted apply sent are given the time to land first
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from reconciler import __version__, clock
 from reconciler.api.client import SiteClient
@@ -173,7 +175,12 @@ def created_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
 
 
-def _context(manifest: LoadedManifest, site: OpenSite, scope: Scope | None) -> PlanContext:
+def _context(
+    manifest: LoadedManifest,
+    site: OpenSite,
+    scope: Scope | None,
+    snapshot: Mapping[str, Any] | None,
+) -> PlanContext:
     return PlanContext(
         site=site.store.site,
         created_at=created_now(),
@@ -183,6 +190,7 @@ def _context(manifest: LoadedManifest, site: OpenSite, scope: Scope | None) -> P
         desired_site=manifest.desired,  # the snapshot is made when the plan is written
         state=site.store.location,
         scope=None if scope is None else scope.to_data(),
+        made_snapshot=snapshot,
     )
 
 
@@ -206,8 +214,11 @@ def plan_from(
     seen: Observation,
     options: PlanOptions,
     warnings: tuple[str, ...] = (),
+    *,
+    snapshot: Mapping[str, Any] | None = None,
 ) -> Plan:
-    """The plan for an observation of the site (nothing is read or saved)."""
+    """The plan for an observation of the site (nothing is read or saved). ``snapshot``:
+    the manifest's, when it was made while the site was read."""
     return build_plan(
         seen.comparison,
         seen.live,
@@ -215,7 +226,7 @@ def plan_from(
         seen.directory,
         manifest.desired.policy,
         options,
-        _context(manifest, site, seen.scope),
+        _context(manifest, site, seen.scope, snapshot),
         (*seen.notices, *_no_records_notice(seen, site)),
         warnings,
         seen.record_changes,

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reconciler import codec
+from reconciler import aio, codec
 from reconciler.core.records import Records, UnreadableWrite
 from reconciler.core.users import references
 from reconciler.engine.apply.pending import pending_writes
@@ -70,12 +70,44 @@ def digest_of(obj: DesiredWorkspace | DesiredGroup | DesiredUser) -> str:
     return _digest(form)
 
 
+Declared = DesiredWorkspace | DesiredGroup | DesiredUser
+
+
+def declared_objects(desired: DesiredSite) -> list[tuple[Key, Declared]]:
+    """Every object ``desired`` declares, under its key."""
+    return [
+        *((key("workspace", ws.name), ws) for ws in desired.workspaces),
+        *((key("group", g.name), g) for g in desired.groups),
+        *((key("user", u.username), u) for u in desired.users),
+    ]
+
+
 def declared_digests(desired: DesiredSite) -> dict[Key, str]:
     """The digest of every object ``desired`` declares."""
-    found = {key("workspace", ws.name): digest_of(ws) for ws in desired.workspaces}
-    found |= {key("group", g.name): digest_of(g) for g in desired.groups}
-    found |= {key("user", u.username): digest_of(u) for u in desired.users}
-    return found
+    return {found: digest_of(obj) for found, obj in declared_objects(desired)}
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """An object's digest, made ahead (``digests_meanwhile``) with the object it is of."""
+
+    of: Declared
+    value: str
+
+
+async def digests_meanwhile(desired: DesiredSite) -> dict[Key, Digest]:
+    """``declared_digests(desired)`` made a slice at a time while an apply's writes travel
+    (``aio.in_slices``): its bookkeeping needs them after the last write, where a 200-team
+    onboarding's took some 18 ms."""
+    objects = declared_objects(desired)
+    values = await aio.in_slices(objects, lambda item: digest_of(item[1]))
+    return {found: Digest(obj, value) for (found, obj), value in zip(objects, values, strict=True)}
+
+
+def digest_made(made: Mapping[Key, Digest], found: Key, obj: Declared) -> str:
+    """``obj``'s digest: the one made ahead when it is of this very object, else made now."""
+    ahead = made.get(found)
+    return ahead.value if ahead is not None and ahead.of is obj else digest_of(obj)
 
 
 @dataclass(frozen=True, slots=True)
