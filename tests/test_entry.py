@@ -1,9 +1,10 @@
 """The installed command (``reconciler.__main__.run``, also ``python -m reconciler``): the same
-exit codes and the same complete output as ``cli.main``, and the compiled methods of its
-classes kept for the next start-up."""
+exit codes and the same complete output as ``cli.main``, every exit handler run, and the
+compiled methods of its classes kept for the next start-up."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -88,3 +89,52 @@ def test_a_plan_over_the_network_imports_neither_httpx_nor_tomllib(site: Loopbac
     modules = imported_modules(planned.stderr)
     assert "aiohttp" in modules and "reconciler.api.transport" in modules  # the network's
     assert not {m for m in modules if m.split(".")[0] in {"httpx", "httpcore", "tomllib"}}
+
+
+def test_a_long_output_through_a_pipe_arrives_whole(tmp_path: Path) -> None:
+    """The process ends without tearing its heap down (``__main__._leave_as_is``), after
+    stdout is flushed: a document of some 20 KB written to a pipe arrives to its last byte."""
+    schema = command(tmp_path, "schema")
+    assert schema.returncode == EXIT_OK, schema.stderr
+    assert json.loads(schema.stdout)["$schema"]
+
+
+PROBE = """
+import atexit, sys
+from pathlib import Path
+here = Path(sys.argv[1])
+if sys.argv[2] == "handler first":
+    atexit.register(lambda: (here / "handler ran").write_text("yes"))
+class Probe:
+    def __del__(self):  # runs only when Python takes its heap apart at exit
+        (here / "heap torn down").write_text("yes")
+sys.modules["probe"] = Probe()
+sys.argv = ["reconciler", "validate", "missing.yaml"]
+from reconciler.__main__ import run
+run()
+"""
+
+
+@pytest.mark.parametrize("before", ["handler first", "nothing first"])
+def test_the_process_ends_with_mains_code_and_every_exit_handler_run(
+    tmp_path: Path, before: str
+) -> None:
+    """The heap is not taken apart at exit -- unless an exit handler came before the
+    command's (a coverage hook, say): then Python ends the process as ever, that handler
+    included. Either way the exit code is ``main``'s."""
+    ended = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path), before],
+        cwd=tmp_path,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ended.returncode == EXIT_ERROR, ended.stderr
+    assert "missing.yaml: invalid" in ended.stdout and "Traceback" not in ended.stderr
+    torn_down = (tmp_path / "heap torn down").exists()
+    if before == "handler first":
+        assert (tmp_path / "handler ran").read_text() == "yes"
+        assert torn_down
+    else:
+        assert not torn_down
