@@ -60,6 +60,7 @@ import __future__
 
 import atexit
 import dataclasses
+import gc
 import hashlib
 import importlib
 import inspect
@@ -355,7 +356,9 @@ def _regex_cache_fits() -> bool:
 
 def run() -> None:
     """``cli.main`` with the class-code cache, saved whatever way ``main`` leaves; the
-    process then ends without tearing its heap down (``_leave_as_is``)."""
+    process then ends without tearing its heap down (``_leave_as_is``). The garbage
+    collector is off while the modules load (``cli.main`` says why, and turns it on)."""
+    gc.disable()
     if getattr(atexit, "_ncallbacks", lambda: 1)() == 0:  # none before it: it runs last
         atexit.register(_leave_as_is)
     cache = install()
