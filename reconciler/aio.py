@@ -72,14 +72,15 @@ async def meanwhile(work: Awaitable[T]) -> AsyncIterator[asyncio.Future[T]]:
     """``work`` started as a task for the block, which awaits it when it needs the result;
     cancelled if the block leaves without it (an error, Ctrl-C)."""
     task = asyncio.ensure_future(work)
-    task.add_done_callback(_retrieved)
+    task.add_done_callback(retrieved)
     try:
         yield task
     finally:
         task.cancel()  # nothing, once it is done
 
 
-def _retrieved(task: asyncio.Future[Any]) -> None:
-    """A task left behind by an error is not reported again as "never retrieved"."""
-    if not task.cancelled():
-        task.exception()
+def retrieved(future: asyncio.Future[Any]) -> None:
+    """A done-callback: a future or task left behind (by an error, a cancelled waiter) is not
+    reported again as "exception was never retrieved"."""
+    if not future.cancelled():
+        future.exception()

@@ -37,7 +37,7 @@ from reconciler.engine.planning.safety import RunCheck
 from reconciler.engine.planning.saved import refuse_applied_again, still_needed, trusted_plan
 from reconciler.engine.read.live import LiveReader
 from reconciler.engine.read.observe import LoadedManifest, Observation, OpenSite, observe, plan_from
-from reconciler.engine.read.scope import Digest, Key, digests_meanwhile
+from reconciler.engine.read.scope import Key, digests_meanwhile
 from reconciler.engine.records import ledger
 from reconciler.engine.records.changes import record_events
 from reconciler.errors import RefusedForSafety, StateError
@@ -252,7 +252,7 @@ async def _execute(
         groups_before=(group.id for group in seen.live.groups),
     )
     report: ApplyReport | None = None
-    made: Mapping[Key, Digest] = {}
+    made: Mapping[Key, str] = {}
     journal_failed = False
     try:
         async with aio.meanwhile(digests_meanwhile(seen.desired)) as digesting:
@@ -288,7 +288,7 @@ def _final_save(
     report: ApplyReport | None,
     state: ledger.LockedRecords,
     checksum: str,
-    made: Mapping[Key, Digest],
+    made: Mapping[Key, str],
 ) -> None:
     """Fold this apply's results in and save, clearing the journal (folded by this save).
     ``made``: the digests made while the writes travelled."""

@@ -25,7 +25,7 @@ from reconciler.core.records import (
 from reconciler.engine.apply.executor import ApplyReport
 from reconciler.engine.planning.plan import Plan
 from reconciler.engine.read.observe import Observation
-from reconciler.engine.read.scope import Digest, Key, digest_made, key
+from reconciler.engine.read.scope import Key, digest_of, key
 from reconciler.identity import username_key
 from reconciler.model import DesiredSite
 
@@ -106,14 +106,15 @@ def reconciled_event(
     records: Records,
     full: DesiredSite,
     report: ApplyReport | None,
-    made: Mapping[Key, Digest] | None = None,
+    made: Mapping[Key, str] | None = None,
 ) -> Reconciled:
     """Digests, references and the full-read time this apply leaves for scoped plans.
-    ``made``: digests made while the writes travelled (``scope.digests_meanwhile``)."""
+    ``made``: the digests of ``seen.desired``'s objects, made while the writes travelled
+    (``scope.digests_meanwhile``)."""
     settled = _in_sync(seen, plan, unfinished(report))
     compared = seen.desired
     digests = {
-        key(kind, obj_name): digest_made(made or {}, key(kind, obj_name), obj)
+        key(kind, obj_name): (made or {}).get(key(kind, obj_name)) or digest_of(obj)
         for kind, objects in (
             ("workspace", {ws.name: ws for ws in compared.workspaces}),
             ("group", {g.name: g for g in compared.groups}),

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reconciler import aio
 from reconciler.core.actions import Done, MalformedAction, Pending, Result, WriteAction
 from reconciler.core.records import AccessEnd, Event, PlanProgress
 from reconciler.kinds.registry import action_from_data
@@ -93,7 +94,7 @@ class Journal:
         """One entry, durable when this returns (the store's error, e.g. ``LockLost`` or
         ``StateError``, raised here otherwise), committed with whatever else is waiting."""
         done = asyncio.get_running_loop().create_future()
-        done.add_done_callback(_retrieved)  # a cancelled waiter's error is not "unretrieved"
+        done.add_done_callback(aio.retrieved)  # a cancelled waiter's error is not "unretrieved"
         entry = self.entry(event, action, **details)
         with self._taking:
             self._waiting.append((entry, done))
@@ -146,11 +147,6 @@ def _answer(
             done.set_result(None)
         else:
             done.set_exception(failure)
-
-
-def _retrieved(future: asyncio.Future[None]) -> None:
-    if not future.cancelled():
-        future.exception()
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,7 +187,7 @@ def _context(
         tool_version=__version__,
         manifest_files=manifest.desired.files,
         manifest_digest=manifest.digest,
-        desired_site=manifest.desired,  # the snapshot is made when the plan is written
+        desired_site=manifest.desired,  # its snapshot: ``snapshot``, or made when needed
         state=site.store.location,
         scope=None if scope is None else scope.to_data(),
         made_snapshot=snapshot,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -87,27 +87,13 @@ def declared_digests(desired: DesiredSite) -> dict[Key, str]:
     return {found: digest_of(obj) for found, obj in declared_objects(desired)}
 
 
-@dataclass(frozen=True, slots=True)
-class Digest:
-    """An object's digest, made ahead (``digests_meanwhile``) with the object it is of."""
-
-    of: Declared
-    value: str
-
-
-async def digests_meanwhile(desired: DesiredSite) -> dict[Key, Digest]:
+async def digests_meanwhile(desired: DesiredSite) -> dict[Key, str]:
     """``declared_digests(desired)`` made a slice at a time while an apply's writes travel
     (``aio.in_slices``): its bookkeeping needs them after the last write, where a 200-team
     onboarding's took some 18 ms."""
     objects = declared_objects(desired)
     values = await aio.in_slices(objects, lambda item: digest_of(item[1]))
-    return {found: Digest(obj, value) for (found, obj), value in zip(objects, values, strict=True)}
-
-
-def digest_made(made: Mapping[Key, Digest], found: Key, obj: Declared) -> str:
-    """``obj``'s digest: the one made ahead when it is of this very object, else made now."""
-    ahead = made.get(found)
-    return ahead.value if ahead is not None and ahead.of is obj else digest_of(obj)
+    return {found: value for (found, _), value in zip(objects, values, strict=True)}
 
 
 @dataclass(frozen=True, slots=True)
